@@ -1,0 +1,53 @@
+'''# GATE902 analysis-skipped
+
+## What it does
+Warns when Python parses a file but libcst, the parser the teardown rules run on, rejects it. The
+file's teardown code was not checked; its complexity still was.
+
+## Why is this bad?
+It is not a bug in your code: libcst does not accept every valid program (a parenthesized
+annotated target such as `(x): int = 1` is one known case). It is reported so that a file does not
+silently escape the teardown rules.
+
+## Example
+```python
+(total): int = 0
+
+
+async def run(job):
+    try:
+        await job.run()
+    finally:
+        job.cleanup()
+```
+
+## Use instead
+```python
+total: int = 0
+
+
+async def run(job):
+    try:
+        await job.run()
+    finally:
+        job.cleanup()
+```
+
+## Known problems
+This is a warning: it does not change the exit code.
+
+## Options
+None.
+'''
+
+from gate.checks.base import Rule
+from gate.model import Severity
+
+RULE = Rule(
+    code="GATE902",
+    name="analysis-skipped",
+    summary="libcst could not parse a valid file, so its teardown code was not checked",
+    severity=Severity.WARNING,
+    doc=__doc__ or "",
+    fix="Rewrite the construct libcst rejects, or report it upstream to libcst.",
+)

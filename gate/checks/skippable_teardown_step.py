@@ -1,0 +1,114 @@
+'''# GATE100 skippable-teardown-step
+
+## What it does
+Flags a critical teardown step (a cleanup, close, write, upload, ... call) in a `finally:` block,
+a cancellation handler, an `__aexit__` or a configured teardown function, when an earlier await in
+the same region can be interrupted with nothing holding the interrupt.
+
+## Why is this bad?
+A timeout watchdog calls `task.cancel()`, and the `CancelledError` lands at whichever `await` the
+task is suspended in. If that await is in the teardown and nothing holds the interrupt, everything
+after it is skipped: the temp dir leaks, the result file is never written. `except Exception` does
+not help, because `CancelledError` is a `BaseException`.
+
+Loop-carried skips are reported too: a cancel while awaiting inside a loop skips the steps of the
+remaining iterations. Awaited helpers called from a teardown region (`await self._teardown()` on a
+method of the same class, or a module-level coroutine function) are analysed as regions too.
+
+## Example
+```python
+import asyncio
+
+
+class Runner:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            await self.post_run()
+            self.write_result()
+```
+
+## Use instead
+Hold the interrupt, finish every step, then re-raise the same exception object:
+```python
+import asyncio
+
+
+class Runner:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt = None
+            try:
+                await self.post_run()
+            except asyncio.CancelledError as error:
+                interrupt = error
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+```
+
+## Known problems
+Which calls are steps is decided by name (see Options); a step whose name has none of the tokens is
+missed unless marked with `# gate: critical`. Order is source order: an await in the `if` branch
+and a step in the `else` branch are known not to precede each other, but a `return` or `raise`
+between them is not followed. Helpers are followed only within one module.
+
+## Options
+- `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
+- `tool.gate.teardown.teardown-functions`: qualname globs whose whole body is a region.
+- `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion.
+'''
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.checks.base import Reporter, Rule
+from gate.checks.teardown import ModuleAnalysis, precedes
+from gate.model import Finding, Severity
+
+RULE = Rule(
+    code="GATE100",
+    name="skippable-teardown-step",
+    summary="A teardown step can be skipped by an interrupt at an earlier, unguarded await",
+    severity=Severity.ERROR,
+    doc=__doc__ or "",
+    fix="Hold the interrupt around each earlier await (except CancelledError as e: keep e), "
+    "finish every step, then re-raise it.",
+)
+
+REGION_WORDS = {
+    "finally": "finally block",
+    "cancel-handler": "cancellation handler",
+    "__aexit__": "__aexit__",
+    "configured": "teardown function",
+    "helper": "teardown helper",
+}
+
+
+def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
+    for region in analysis.regions:
+        where = REGION_WORDS[region.kind]
+        for step in region.steps:
+            skippers = [
+                point for point in region.points if not point.guarded and precedes(point, step)
+            ]
+            if not skippers:
+                continue
+            first = skippers[0]
+            line = report.line(first.node)
+            carried = first.order >= step.order or first.statement is step.statement
+            when = "in an earlier iteration " if carried else ""
+            message = (
+                f"`{step.call_name}()` can be skipped: an interrupt at line {line} "
+                f"{when}(`{first.text}`) is not held, so the rest of this {where} never runs"
+            )
+            if region.origin:
+                message += f" ({region.origin})"
+            related = tuple((point.node, "interrupt point") for point in skippers)
+            yield report.finding(
+                RULE.code, step.statement, message, f"{region.function}\x1f{step.text}", related
+            )

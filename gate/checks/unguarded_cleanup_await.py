@@ -1,0 +1,98 @@
+'''# GATE101 unguarded-cleanup-await
+
+## What it does
+Flags a critical teardown step that is itself awaited with nothing holding the interrupt: no
+`try` whose handler keeps the cancellation, no `contextlib.suppress` of it, no shielded trio/anyio
+cancel scope, no `try`/`finally` that carries the remaining steps, no configured shield helper.
+
+## Why is this bad?
+An interrupt that lands inside the step cuts it short: the cleanup stops halfway and the
+cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does not help: the outer
+await still raises at once, the inner work is left orphaned, and `asyncio.run` cancels it anyway
+when it shuts down.
+
+A no-argument `.aclose()` is exempt: by the trio/anyio convention it completes its essential work
+even when cancelled.
+
+## Example
+```python
+import asyncio
+
+
+async def run(sandbox):
+    try:
+        await sandbox.start()
+    finally:
+        await asyncio.shield(sandbox.cleanup())
+```
+
+## Use instead
+```python
+import asyncio
+
+
+async def run(sandbox):
+    try:
+        await sandbox.start()
+    finally:
+        interrupt = None
+        try:
+            await sandbox.cleanup()
+        except asyncio.CancelledError as error:
+            interrupt = error
+        if interrupt is not None:
+            raise interrupt
+```
+
+## Known problems
+Holding the interrupt lets the following steps run, but the interrupted step itself still stops
+where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
+
+## Options
+- `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
+- The critical-step options of GATE100.
+'''
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.checks.base import Reporter, Rule
+from gate.checks.skippable_teardown_step import REGION_WORDS
+from gate.checks.teardown import ModuleAnalysis
+from gate.model import Finding, Severity
+
+RULE = Rule(
+    code="GATE101",
+    name="unguarded-cleanup-await",
+    summary="A teardown step is awaited with nothing holding an interrupt, so it can be cut short",
+    severity=Severity.ERROR,
+    doc=__doc__ or "",
+    fix="Await the step inside try/except CancelledError that keeps the exception and re-raises "
+    "it after the remaining steps (asyncio.shield alone is not enough).",
+)
+
+
+def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
+    for region in analysis.regions:
+        for step in region.steps:
+            if step.exempt_aclose:
+                continue
+            bare = [point for point in step.points if not point.guarded]
+            if not bare:
+                continue
+            message = (
+                f"`{step.call_name}()` is awaited in a {REGION_WORDS[region.kind]} with nothing "
+                "holding an interrupt: a cancel here cuts it short"
+            )
+            if region.origin:
+                message += f" ({region.origin})"
+            if step.uses_asyncio_shield:
+                message += "; asyncio.shield does not help, the outer await still raises"
+            yield report.finding(
+                RULE.code,
+                step.statement,
+                message,
+                f"{region.function}\x1f{step.text}",
+                tuple((point.node, "interrupt point") for point in bare),
+            )

@@ -1,0 +1,80 @@
+'''# GATE104 unshielded-teardown-await
+
+## What it does
+In a module that uses trio or anyio, flags every await, `async for` and `async with` in a teardown
+region that is not inside a shielded cancel scope (`CancelScope(shield=True)`,
+`move_on_after(..., shield=True)`, `fail_after(..., shield=True)`) or a configured shield helper.
+A no-argument `.aclose()` is exempt: those must close even when cancelled.
+
+## Why is this bad?
+trio and anyio cancellation is level-triggered: once a scope is cancelled, every checkpoint inside
+it raises `Cancelled` again. In a `finally:` that runs because of a cancel, every await fails at
+once, so awaited cleanup never runs unless it is shielded. Catching the exception does not help:
+the next checkpoint raises again.
+
+## Example
+```python
+import trio
+
+
+async def run(conn):
+    try:
+        await conn.serve()
+    finally:
+        await conn.send_goodbye()
+```
+
+## Use instead
+```python
+import trio
+
+
+async def run(conn):
+    try:
+        await conn.serve()
+    finally:
+        with trio.move_on_after(5, shield=True):
+            await conn.send_goodbye()
+```
+
+## Known problems
+A module counts as trio/anyio when it imports either; an asyncio module that imports anyio for one
+helper is judged by the level-triggered rules too. Shield scopes opened in a caller are not seen.
+
+## Options
+- `tool.gate.teardown.shield-helpers`: helpers that shield what they run.
+'''
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.checks.base import Reporter, Rule
+from gate.checks.teardown import ModuleAnalysis
+from gate.model import Finding, Severity
+
+RULE = Rule(
+    code="GATE104",
+    name="unshielded-teardown-await",
+    summary="trio/anyio: an await in a teardown region outside a shielded cancel scope",
+    severity=Severity.ERROR,
+    doc=__doc__ or "",
+    fix="Wrap the teardown awaits in `with trio.move_on_after(T, shield=True):` "
+    "(anyio.move_on_after(T, shield=True) under anyio).",
+)
+
+
+def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
+    if not analysis.level_triggered:
+        return
+    for region in analysis.regions:
+        for point in region.points:
+            if point.shielded or point.exempt_level_triggered:
+                continue
+            yield report.finding(
+                RULE.code,
+                point.node,
+                f"`{point.text}` in a teardown region is not in a shielded cancel scope: under "
+                "trio/anyio a cancelled scope makes it raise at once",
+                f"{region.function}\x1f{point.text}",
+            )

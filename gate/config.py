@@ -1,0 +1,164 @@
+"""gate's settings: one frozen, strict pydantic model read from `[tool.gate]`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_CRITICAL_TOKENS: tuple[str, ...] = (
+    "cleanup",
+    "clean_up",
+    "finalize",
+    "finalise",
+    "close",
+    "aclose",
+    "stop",
+    "shutdown",
+    "teardown",
+    "tear_down",
+    "release",
+    "dispose",
+    "persist",
+    "save",
+    "write",
+    "flush",
+    "dump",
+    "commit",
+    "upload",
+    "terminate",
+    "kill",
+    "unlink",
+    "rmtree",
+    "remove",
+    "delete",
+)
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    ".gate_cache",
+)
+
+
+class ConfigError(Exception):
+    """A config or baseline file gate cannot use; the message names the file and the key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class TeardownConfig(_Strict):
+    critical_tokens: tuple[str, ...] = Field(DEFAULT_CRITICAL_TOKENS, alias="critical-tokens")
+    extend_critical_tokens: tuple[str, ...] = Field((), alias="extend-critical-tokens")
+    teardown_functions: tuple[str, ...] = Field((), alias="teardown-functions")
+    shield_helpers: tuple[str, ...] = Field((), alias="shield-helpers")
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.critical_tokens + self.extend_critical_tokens
+
+
+class PathThreshold(_Strict):
+    glob: str
+    threshold: int = Field(ge=1)
+
+
+class ComplexityConfig(_Strict):
+    threshold: int = Field(10, ge=1)
+    baseline: str = "baselines/complexity.json"
+    paths: tuple[PathThreshold, ...] = ()
+    stale_severity: Literal["error", "warning"] = Field("error", alias="stale-severity")
+
+
+class GateConfig(_Strict):
+    include: tuple[str, ...] = ("*.py", "*.pyi")
+    exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] = ("GATE",)
+    ignore: tuple[str, ...] = ()
+    teardown: TeardownConfig = TeardownConfig()
+    complexity: ComplexityConfig = ComplexityConfig()
+
+
+class LoadedConfig(BaseModel):
+    """The settings together with where they came from; `root` anchors relative paths."""
+
+    model_config = ConfigDict(frozen=True)
+
+    settings: GateConfig
+    source: Path | None
+    root: Path
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    return ".".join(["tool", "gate", *(str(part) for part in loc)])
+
+
+def parse_config(data: dict[str, Any], source: str) -> GateConfig:
+    """Validate a `[tool.gate]` table; raises ConfigError naming the file and dotted key."""
+    try:
+        return GateConfig.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            key = _dotted(item["loc"])
+            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+            problems.append(f"{source}: {key}: {reason}")
+        raise ConfigError("\n".join(problems)) from None
+
+
+def read_pyproject(path: Path) -> dict[str, Any] | None:
+    """Return the `[tool.gate]` table of a pyproject file, None when it has none."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict) or "gate" not in tool:
+        return None
+    table = tool["gate"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: tool.gate: expected a table")
+    return table
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a `[tool.gate]` table, walking up from `start`."""
+    directory = start if start.is_dir() else start.parent
+    for candidate in (directory, *directory.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file() and read_pyproject(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def load_config(explicit: Path | None, start: Path) -> LoadedConfig:
+    """Read the config named on the command line, or the nearest one above `start`."""
+    source = explicit if explicit is not None else find_config(start.resolve())
+    if source is None:
+        return LoadedConfig(settings=GateConfig(), source=None, root=Path.cwd())
+    if not source.is_file():
+        raise ConfigError(f"{source}: no such config file")
+    table = read_pyproject(source)
+    if table is None:
+        table = {}
+    settings = parse_config(table, str(source))
+    return LoadedConfig(settings=settings, source=source, root=source.resolve().parent)
