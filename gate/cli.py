@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,8 +40,10 @@ class _Parser(argparse.ArgumentParser):
 def _codes(value: str) -> tuple[str, ...]:
     codes = tuple(part.strip().upper() for part in value.split(",") if part.strip())
     for code in codes:
-        if not code.startswith("GATE") or not code[4:].isdigit() and code != "GATE":
-            raise argparse.ArgumentTypeError(f"{code!r} is not a rule code or prefix (GATE1, GATE100)")
+        if not re.fullmatch(r"GATE\d*", code):
+            raise argparse.ArgumentTypeError(
+                f"{code!r} is not a rule code or prefix (GATE1,GATE100)"
+            )
     return codes
 
 

@@ -198,12 +198,13 @@ def _teardown_findings(
     try:
         module = cst.parse_module(data)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        line, column = _libcst_error_position(error)
+        reporter.locate = lambda node: Location(source.display, line, column)
         return [
             reporter.finding(
                 "GATE902",
                 None,
-                f"teardown rules skipped: libcst could not parse this file ({first})",
+                "teardown rules skipped: libcst cannot parse this line, though Python can",
                 "analysis-skipped",
             )
         ]
@@ -225,6 +226,13 @@ def _teardown_findings(
     for check in TEARDOWN_CHECKS:
         findings.extend(check.check(analysis, reporter))
     return _unique_anchors(findings)
+
+
+def _libcst_error_position(error: Exception) -> tuple[int, int]:
+    match = re.search(r"error at (\d+):(\d+)", getattr(error, "message", ""))
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    return getattr(error, "raw_line", 1) or 1, (getattr(error, "raw_column", 0) or 0) + 1
 
 
 def _unique_anchors(findings: list[Finding]) -> list[Finding]:

@@ -26,4 +26,3 @@ _MODULES = (*TEARDOWN_CHECKS, syntax_error, unreadable_file, analysis_skipped)
 
 RULES: dict[str, Rule] = {module.RULE.code: module.RULE for module in _MODULES}
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES.values()}
-

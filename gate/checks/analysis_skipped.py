@@ -1,4 +1,4 @@
-'''# GATE902 analysis-skipped
+"""# GATE902 analysis-skipped
 
 ## What it does
 Warns when Python parses a file but libcst, the parser the teardown rules run on, rejects it. The
@@ -38,7 +38,7 @@ This is a warning: it does not change the exit code.
 
 ## Options
 None.
-'''
+"""
 
 from gate.checks.base import Rule
 from gate.model import Severity

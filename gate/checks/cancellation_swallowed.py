@@ -1,4 +1,4 @@
-'''# GATE103 cancellation-swallowed
+"""# GATE103 cancellation-swallowed
 
 ## What it does
 Flags a handler inside a teardown region that catches cancellation (bare `except:`,
@@ -54,7 +54,7 @@ is read anywhere else in the function, even if it is never acted on.
 
 ## Options
 None.
-'''
+"""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ from gate.model import Finding, Severity
 RULE = Rule(
     code="GATE103",
     name="cancellation-swallowed",
-    summary="A handler in a teardown region catches cancellation and neither re-raises nor keeps it",
+    summary="A teardown handler catches cancellation and neither re-raises nor keeps it",
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Keep the exception (except CancelledError as e: interrupt = e) and re-raise it once the "

@@ -1,4 +1,4 @@
-'''# GATE102 guard-misses-cancellation
+"""# GATE102 guard-misses-cancellation
 
 ## What it does
 Flags an `except` clause (or a `contextlib.suppress(...)`) that wraps an await in a teardown region
@@ -54,7 +54,7 @@ A handler for a name gate cannot resolve (an alias of `BaseException`, a variabl
 
 ## Options
 The critical-step options of GATE100 decide which awaits matter.
-'''
+"""
 
 from __future__ import annotations
 

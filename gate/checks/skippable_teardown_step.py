@@ -1,4 +1,4 @@
-'''# GATE100 skippable-teardown-step
+"""# GATE100 skippable-teardown-step
 
 ## What it does
 Flags a critical teardown step (a cleanup, close, write, upload, ... call) in a `finally:` block,
@@ -60,7 +60,7 @@ between them is not followed. Helpers are followed only within one module.
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
 - `tool.gate.teardown.teardown-functions`: qualname globs whose whole body is a region.
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion.
-'''
+"""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
             carried = first.order >= step.order or first.statement is step.statement
             when = "in an earlier iteration " if carried else ""
             message = (
-                f"`{step.call_name}()` can be skipped: an interrupt at line {line} "
+                f"`{step.label}` can be skipped: an interrupt at line {line} "
                 f"{when}(`{first.text}`) is not held, so the rest of this {where} never runs"
             )
             if region.origin:

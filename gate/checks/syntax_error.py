@@ -1,4 +1,4 @@
-'''# GATE900 syntax-error
+"""# GATE900 syntax-error
 
 ## What it does
 Reports a file that Python cannot parse (as `compile()` decides it), with the line, column and
@@ -27,7 +27,7 @@ The parse uses the Python that runs gate: syntax newer than that Python (a 3.13 
 
 ## Options
 None; this finding cannot be switched off by `--ignore`, only with `--exit-zero`.
-'''
+"""
 
 from gate.checks.base import Rule
 from gate.model import Severity

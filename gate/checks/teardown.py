@@ -30,9 +30,7 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 def name_words(name: str) -> tuple[str, ...]:
     """Split an identifier on underscores and case changes, lower-cased."""
-    return tuple(
-        word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part)
-    )
+    return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -132,9 +130,10 @@ def _is_shield_scope(call: cst.Call) -> bool:
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
     for statement in _statements(body):
-        if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
-            if any(isinstance(small, cst.Raise) for small in statement.body):
-                return True
+        if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite) and any(
+            isinstance(small, cst.Raise) for small in statement.body
+        ):
+            return True
     return False
 
 
@@ -175,7 +174,7 @@ class InterruptPoint:
 @dataclass(eq=False)
 class CriticalStep:
     statement: cst.CSTNode
-    call_name: str
+    label: str  # `self._cleanup()`, or the statement's text when marked `# gate: critical`
     order: int
     path: tuple[tuple[int, str], ...]
     loops: tuple[int, ...]
@@ -205,7 +204,7 @@ class Region:
     steps: list[CriticalStep] = field(default_factory=list)
     guards_missing_cancel: list[tuple[Guard, InterruptPoint]] = field(default_factory=list)
     swallowing: list[SwallowingHandler] = field(default_factory=list)
-    helper_calls: list[tuple[str, InterruptPoint]] = field(default_factory=list)
+    helper_calls: list[str] = field(default_factory=list)
 
 
 _EXCLUSIVE_BRANCHES = ({"if", "else"}, {"handler", "tryelse"}, {"case"})
@@ -271,7 +270,7 @@ class _RegionWalker:
             for candidate in self._called_functions(call):
                 name = final_name(candidate)
                 if name is not None and self._is_critical_name(name):
-                    return dotted_name(candidate) or name
+                    return f"{dotted_name(candidate) or name}()"
         return None
 
     def _called_functions(self, call: cst.Call) -> Iterator[cst.BaseExpression]:
@@ -350,7 +349,7 @@ class _RegionWalker:
             return
         step = CriticalStep(
             statement=small,
-            call_name=name,
+            label=name,
             order=self.next_order(),
             path=tuple(self.path),
             loops=tuple(self.loops),
@@ -384,7 +383,7 @@ class _RegionWalker:
                 and not inner.args
             )
             if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute | cst.Name):
-                self.region.helper_calls.append((dotted_name(inner.func) or "", point))
+                self.region.helper_calls.append(dotted_name(inner.func) or "")
             points.append(point)
         return points
 
@@ -493,9 +492,9 @@ class _RegionWalker:
         found = collect(handler.body)
         if found.raises:
             return False
-        if handler.name is not None and isinstance(handler.name.name, cst.Name):
-            if handler.name.name.value in found.loaded_names:
-                return False
+        name = handler.name.name if handler.name is not None else None
+        if isinstance(name, cst.Name) and name.value in found.loaded_names:
+            return False
         flags = _assigned_names(handler.body)
         if flags is None:
             return False  # an attribute or subscript was set: kept somewhere we cannot follow
@@ -693,11 +692,7 @@ def analyse_module(module: cst.Module, config: TeardownConfig) -> ModuleAnalysis
     level_triggered = bool(index.libraries & LEVEL_TRIGGERED_LIBRARIES)
     tokens = tuple(name_words(token) for token in config.tokens)
     tokens = tuple(token for token in tokens if token)
-    by_name = {
-        (fn.class_qualname, fn.node.name.value): fn
-        for fn in index.functions
-        if fn.class_qualname is not None or fn.qualname == fn.node.name.value
-    }
+    by_qualname = {fn.qualname: fn for fn in index.functions}
     regions: list[Region] = []
     analysed: set[int] = set()
 
@@ -729,8 +724,8 @@ def analyse_module(module: cst.Module, config: TeardownConfig) -> ModuleAnalysis
     # Awaited helpers called from a region are teardown too: analyse their bodies as regions.
     while pending:
         caller, region = pending.pop(0)
-        for name, point in region.helper_calls:
-            helper = _resolve_helper(name, caller, by_name)
+        for name in region.helper_calls:
+            helper = _resolve_helper(name, caller, by_qualname)
             if helper is None or id(helper.node) in analysed or helper.node.asynchronous is None:
                 continue
             analysed.add(id(helper.node))
@@ -740,11 +735,21 @@ def analyse_module(module: cst.Module, config: TeardownConfig) -> ModuleAnalysis
 
 
 def _resolve_helper(
-    name: str, caller: _Function, by_name: dict[tuple[str | None, str], _Function]
+    name: str, caller: _Function, by_qualname: dict[str, _Function]
 ) -> _Function | None:
+    """The function an awaited `self.x()` or bare `x()` call runs, when this module defines it."""
     parts = name.split(".")
     if len(parts) == 2 and parts[0] in ("self", "cls") and caller.class_qualname:
-        return by_name.get((caller.class_qualname, parts[1]))
-    if len(parts) == 1:
-        return by_name.get((None, parts[0]))
-    return None
+        return by_qualname.get(f"{caller.class_qualname}.{parts[1]}")
+    if len(parts) != 1:
+        return None
+    # A bare name is looked up in the enclosing function scopes, then the module; class bodies
+    # are not scopes for code inside their methods.
+    scope = caller.qualname
+    while True:
+        candidate = by_qualname.get(f"{scope}.<locals>.{name}")
+        if candidate is not None:
+            return candidate
+        if ".<locals>." not in scope:
+            return by_qualname.get(name)
+        scope = scope.rsplit(".<locals>.", 1)[0]

@@ -1,4 +1,4 @@
-'''# GATE101 unguarded-cleanup-await
+"""# GATE101 unguarded-cleanup-await
 
 ## What it does
 Flags a critical teardown step that is itself awaited with nothing holding the interrupt: no
@@ -51,7 +51,7 @@ where the cancel landed; make such steps idempotent or shield them in a trio/any
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
 - The critical-step options of GATE100.
-'''
+"""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
             if not bare:
                 continue
             message = (
-                f"`{step.call_name}()` is awaited in a {REGION_WORDS[region.kind]} with nothing "
+                f"`{step.label}` is awaited in a {REGION_WORDS[region.kind]} with nothing "
                 "holding an interrupt: a cancel here cuts it short"
             )
             if region.origin:

@@ -1,4 +1,4 @@
-'''# GATE901 unreadable-file
+"""# GATE901 unreadable-file
 
 ## What it does
 Reports a file gate was asked to check but could not read: permission denied, a broken symlink, a
@@ -21,7 +21,7 @@ only symlinked files are read.
 
 ## Options
 `tool.gate.exclude`.
-'''
+"""
 
 from gate.checks.base import Rule
 from gate.model import Severity

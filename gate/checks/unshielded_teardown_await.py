@@ -1,4 +1,4 @@
-'''# GATE104 unshielded-teardown-await
+"""# GATE104 unshielded-teardown-await
 
 ## What it does
 In a module that uses trio or anyio, flags every await, `async for` and `async with` in a teardown
@@ -43,7 +43,7 @@ helper is judged by the level-triggered rules too. Shield scopes opened in a cal
 
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that shield what they run.
-'''
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,87 @@
+"""Every rule's annotated examples in rules/ and its docs are its tests."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from annotations import Expectation, compare, parse
+
+from gate.checks import RULES, RULES_BY_NAME
+from gate.config import GateConfig
+from gate.engine import SourceFile, check_file
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "rules").glob("*.py"))
+SECTIONS = (
+    "What it does",
+    "Why is this bad?",
+    "Example",
+    "Use instead",
+    "Known problems",
+    "Options",
+)
+
+
+def findings_for(path: Path, text: str | None = None) -> set[tuple[str, int]]:
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    result = check_file(SourceFile(path, path.name), GateConfig())
+    return {(finding.name, finding.location.line) for finding in result.findings}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_annotated_examples(example: Path) -> None:
+    expectations = parse(example.read_text(encoding="utf-8"))
+    assert expectations, "an example file with no markers tests nothing"
+    for item in expectations:
+        assert item.rule in RULES_BY_NAME, f"unknown rule name {item.rule}"
+    assert compare(expectations, findings_for(example)) == []
+
+
+NESTINGS = {
+    "in-function": "def _enclosing_function():\n",
+    "in-class": "class _EnclosingClass:\n",
+}
+
+
+@pytest.mark.parametrize("nesting", sorted(NESTINGS))
+@pytest.mark.parametrize(
+    "example",
+    [p for p in EXAMPLES if p.stem not in ("syntax-error", "analysis-skipped")],
+    ids=lambda p: p.stem,
+)
+def test_examples_hold_when_nested(example: Path, nesting: str, tmp_path: Path) -> None:
+    text = example.read_text(encoding="utf-8")
+    nested = NESTINGS[nesting] + textwrap.indent(text, "    ")
+    expectations = [Expectation(e.kind, e.rule, e.line + 1) for e in parse(text)]
+    found = findings_for(tmp_path / example.name, nested)
+    assert compare(expectations, found) == []
+
+
+def test_every_rule_has_an_example_file() -> None:
+    names = {path.stem for path in EXAMPLES}
+    # An unreadable file cannot be committed as an example; test_cli covers GATE901.
+    missing = {rule.name for rule in RULES.values()} - names - {"unreadable-file"}
+    assert missing == set()
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_docs_have_every_section(code: str) -> None:
+    rule = RULES[code]
+    assert rule.doc.startswith(f"# {code} {rule.name}\n")
+    for title in SECTIONS:
+        assert rule.section(title), f"{code} docs lack a '## {title}' section"
+
+
+@pytest.mark.parametrize("code", sorted(c for c in RULES if RULES[c].examples("Example")))
+def test_docs_example_is_reported_and_fix_is_clean(code: str, tmp_path: Path) -> None:
+    rule = RULES[code]
+    for example in rule.examples("Example"):
+        codes = {c for c, _ in findings_for(tmp_path / "example.py", example)}
+        assert rule.name in codes
+    fixes = rule.examples("Use instead")
+    assert fixes, f"{code} has an Example but no Use instead code"
+    for fix in fixes:
+        assert findings_for(tmp_path / "fixed.py", fix) == set()
