@@ -119,7 +119,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run gate with `argv` (default sys.argv[1:]); returns the exit code."""
     parser = build_parser()
     out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
     try:
         try:
             args = parser.parse_args(argv)
@@ -130,11 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "explain":
             return _run_explain(args)
         return _run_rules()
-    except (UsageError, ConfigError) as error:
-        err.print(f"gate: error: {error}", markup=False)
-        return EXIT_ERROR
-    except OSError as error:
-        err.print(f"gate: error: {error}", markup=False)
+    except (UsageError, ConfigError, OSError) as error:
+        sys.stderr.write(f"gate: error: {error}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -106,6 +107,13 @@ class LoadedConfig(BaseModel):
     root: Path
 
 
+def _shown(path: Path) -> str:
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def _dotted(loc: tuple[Any, ...]) -> str:
     return ".".join(["tool", "gate", *(str(part) for part in loc)])
 
@@ -128,15 +136,15 @@ def read_pyproject(path: Path) -> dict[str, Any] | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+        raise ConfigError(f"{_shown(path)}: cannot read: {error.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        raise ConfigError(f"{_shown(path)}: invalid TOML: {error}") from None
     tool = data.get("tool", {})
     if not isinstance(tool, dict) or "gate" not in tool:
         return None
     table = tool["gate"]
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: tool.gate: expected a table")
+        raise ConfigError(f"{_shown(path)}: tool.gate: expected a table")
     return table
 
 
@@ -156,9 +164,9 @@ def load_config(explicit: Path | None, start: Path) -> LoadedConfig:
     if source is None:
         return LoadedConfig(settings=GateConfig(), source=None, root=Path.cwd())
     if not source.is_file():
-        raise ConfigError(f"{source}: no such config file")
+        raise ConfigError(f"{_shown(source)}: no such config file")
     table = read_pyproject(source)
     if table is None:
         table = {}
-    settings = parse_config(table, str(source))
+    settings = parse_config(table, _shown(source))
     return LoadedConfig(settings=settings, source=source, root=source.resolve().parent)
