@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
-from gate.config import ConfigError, load_config
-from gate.engine import UsageError, run_check
+from gate.complexity.baseline import write_baseline
+from gate.complexity.ratchet import plan_update, threshold_for
+from gate.complexity.session import ComplexitySession
+from gate.config import ConfigError, LoadedConfig, load_config
+from gate.engine import UsageError, measure_paths, run_check
 from gate.fsutil import atomic_write
 from gate.model import Severity
 from gate.report import RENDERERS
@@ -77,6 +83,44 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("rule", metavar="CODE", help="a rule code (GATE100) or name")
 
     commands.add_parser("rules", help="list every rule with its code, name and severity")
+
+    baseline = commands.add_parser(
+        "baseline",
+        help="write or show the complexity baseline",
+        description="The complexity baseline grandfathers today's over-threshold functions. "
+        "`gate check` never writes it; `gate baseline update` is its only writer.",
+    )
+    actions = baseline.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    update = actions.add_parser(
+        "update",
+        help="tighten improved entries, drop stale ones; add new ones with --accept-new",
+        description="Lower the entries of functions that improved, remove those that are gone "
+        "or within the threshold, and re-key files git reports as renamed. New over-threshold "
+        "functions are added only with --accept-new (or when no baseline exists yet); an entry "
+        "is raised only when --allow-increase names it. Only entries of files under PATHS are "
+        "touched.",
+    )
+    update.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
+    update.add_argument(
+        "--accept-new", action="store_true", help="add new over-threshold functions"
+    )
+    update.add_argument(
+        "--allow-increase",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="allow this entry (path::Qualname) to rise; repeat for several",
+    )
+    update.add_argument(
+        "--rebaseline",
+        action="store_true",
+        help="start over from the current measurements (after a radon upgrade)",
+    )
+    update.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
+    show = actions.add_parser("show", help="print the baseline, least headroom first")
+    show.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
+    show.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
     return parser
 
 
@@ -115,6 +159,86 @@ def _run_rules() -> int:
     return EXIT_CLEAN
 
 
+def _run_baseline_update(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    session = ComplexitySession(loaded)
+    existing = session.read(check_version=not args.rebaseline)
+    measured = measure_paths(args.paths, loaded)
+    for finding in measured.unparsed:
+        location = finding.location
+        sys.stderr.write(
+            f"{location.path}:{location.line}:{location.column}: {finding.code} "
+            f"{finding.message} (its entries are kept as they are)\n"
+        )
+    recorded = None if existing is None or args.rebaseline else existing.functions
+    judged = session.judged_paths(measured.measured_paths, args.paths, recorded or {})
+    plan = plan_update(
+        measured.functions,
+        recorded,
+        judged,
+        loaded.settings.complexity,
+        accept_new=args.accept_new,
+        allow_increase=args.allow_increase,
+        renamed=session.renamed(recorded or {}),
+    )
+    if plan.refused:
+        for key, allowed, cc in plan.refused:
+            sys.stdout.write(
+                f"refused: {key} rose from {allowed} to {cc}; bring it back down, or pass "
+                f"--allow-increase '{key}' to record the increase\n"
+            )
+        sys.stdout.write(f"{session.shown}: not written\n")
+        return EXIT_FINDINGS
+    for key, cc in plan.added:
+        sys.stdout.write(f"added: {key} = {cc}\n")
+    for key, before, cc in plan.lowered:
+        sys.stdout.write(f"tightened: {key} {before} -> {cc}\n")
+    for key, before, cc in plan.raised:
+        sys.stdout.write(f"raised (allowed): {key} {before} -> {cc}\n")
+    for old, new in plan.moved:
+        sys.stdout.write(f"moved: {old} -> {new}\n")
+    for key, before in plan.removed:
+        sys.stdout.write(f"removed: {key} (was {before})\n")
+    for key, cc in plan.not_accepted:
+        sys.stdout.write(
+            f"not added: {key} = {cc} (new over the threshold; --accept-new adds it)\n"
+        )
+    if existing is not None and not plan.changed and not args.rebaseline:
+        sys.stdout.write(f"{session.shown}: up to date ({len(plan.functions)} entries)\n")
+        return EXIT_CLEAN
+    write_baseline(session.path, plan.functions)
+    sys.stdout.write(f"{session.shown}: written ({len(plan.functions)} entries)\n")
+    return EXIT_CLEAN
+
+
+def _run_baseline_show(args: argparse.Namespace, loaded: LoadedConfig, out: Console) -> int:
+    session = ComplexitySession(loaded)
+    baseline = session.read()
+    if baseline is None:
+        raise UsageError(f"{session.shown}: no baseline yet; `gate baseline update` creates it")
+    measured = measure_paths(args.paths, loaded)
+    current = {function.key: function.complexity for function in measured.functions}
+    rows = []
+    for key, recorded in baseline.functions.items():
+        now = current.get(key)
+        threshold = threshold_for(key.split("::", 1)[0], loaded.settings.complexity)
+        headroom = recorded - now if now is not None else None
+        rows.append((key, recorded, now, threshold, headroom))
+    rows.sort(key=lambda row: (row[4] is None, row[4] if row[4] is not None else 0, row[0]))
+    table = Table(title=f"{session.shown}: {len(rows)} grandfathered functions")
+    for column in ("function", "baseline", "now", "threshold", "headroom"):
+        table.add_column(column, justify="left" if column == "function" else "right")
+    for key, recorded, now, threshold, headroom in rows:
+        table.add_row(
+            key,
+            str(recorded),
+            "gone" if now is None else str(now),
+            str(threshold),
+            "" if headroom is None else str(headroom),
+        )
+    out.print(table)
+    return EXIT_CLEAN
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run gate with `argv` (default sys.argv[1:]); returns the exit code."""
     parser = build_parser()
@@ -128,9 +252,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_check(args, out)
         if args.command == "explain":
             return _run_explain(args)
+        if args.command == "baseline":
+            start = args.paths[0] if args.paths else Path(".")
+            loaded = load_config(args.config, start)
+            if args.action == "update":
+                return _run_baseline_update(args, loaded)
+            return _run_baseline_show(args, loaded, out)
         return _run_rules()
     except (UsageError, ConfigError, OSError) as error:
         sys.stderr.write(f"gate: error: {error}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # a bug in gate: say so, exit 2, keep the traceback for a report
+        sys.stderr.write(
+            f"gate: internal error: {type(error).__name__}: {error}\n"
+            "gate: please report this with the traceback (set GATE_DEBUG=1 to print it)\n"
+        )
+        if os.environ.get("GATE_DEBUG"):
+            traceback.print_exc()
+        return EXIT_ERROR

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import tokenize
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from gate.checks import RULES, TEARDOWN_CHECKS
 from gate.checks.base import Reporter
 from gate.checks.teardown import analyse_module
+from gate.complexity.measure import FunctionComplexity, measure
+from gate.complexity.ratchet import judge
+from gate.complexity.session import ComplexitySession
 from gate.config import DEFAULT_EXCLUDE, GateConfig, LoadedConfig
 from gate.model import Finding, Location
 
@@ -40,15 +44,17 @@ class SourceFile:
 
 @dataclass
 class FileResult:
+    """One file's findings and its functions' complexity (None when it could not be parsed)."""
+
     findings: list[Finding] = field(default_factory=list)
-    tree: ast.Module | None = None
-    text: str = ""
+    functions: list[FunctionComplexity] | None = None
 
 
 @dataclass
 class CheckResult:
     findings: list[Finding]
     files: int
+    functions: list[FunctionComplexity] = field(default_factory=list)
 
 
 def display_path(path: Path) -> str:
@@ -157,8 +163,14 @@ def may_hold_teardown(data: bytes) -> bool:
     return b"async" in data
 
 
-def check_file(source: SourceFile, settings: GateConfig) -> FileResult:
-    """Every finding for one file; never raises for problems in the file itself."""
+def check_file(
+    source: SourceFile, settings: GateConfig, key_path: str | None = None, teardown: bool = True
+) -> FileResult:
+    """Every teardown finding and complexity measurement for one file.
+
+    `key_path` is the repo-relative path complexity keys use (default: the shown path). Never
+    raises for problems in the file itself: those become findings.
+    """
     result = FileResult()
     reporter = Reporter(source.display, RULES, lambda node: Location(source.display, 1, 1))
     try:
@@ -169,15 +181,28 @@ def check_file(source: SourceFile, settings: GateConfig) -> FileResult:
             reporter.finding("GATE901", None, f"cannot read file: {reason}", "unreadable")
         )
         return result
-    result.text = _decode(data)
+    text = _decode(data)
     try:
-        result.tree = compile(data, source.display, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not gate's to print
+            tree = compile(data, source.display, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         result.findings.append(_syntax_finding(source.display, error, reporter))
         return result
-    if may_hold_teardown(data):
+    except RecursionError:
+        result.findings.append(
+            reporter.finding(
+                "GATE902",
+                None,
+                "gate could not analyse this file: nested too deeply",
+                "analysis-skipped",
+            )
+        )
+        return result
+    result.functions = measure(tree, key_path or source.display, text, source.display)
+    if teardown and may_hold_teardown(data):
         result.findings.extend(_teardown_findings(source, data, settings, reporter))
-    result.findings = _apply_noqa(result.findings, result.text)
+    result.findings = _apply_noqa(result.findings, text)
     return result
 
 
@@ -289,20 +314,60 @@ def run_check(
     loaded: LoadedConfig,
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
+    base: str | None = None,
 ) -> CheckResult:
-    """Check every file under `paths`; findings sorted by path, line, column, code."""
+    """Check every file under `paths`; findings sorted by path, line, column, code.
+
+    Raises BaselineError (a ConfigError) when the complexity baseline is broken.
+    """
     settings = loaded.settings
     chosen_select = tuple(select) if select else settings.select
     chosen_ignore = tuple(ignore or ()) + settings.ignore
+
+    def wanted(code: str) -> bool:
+        return code == "GATE900" or code_selected(code, chosen_select, chosen_ignore)
+
     files = discover(paths, loaded)
+    session = ComplexitySession(loaded, base)
+    ratchet = any(wanted(code) for code in ("GATE200", "GATE201", "GATE202"))
+    baseline = session.read() if ratchet else None
     findings: list[Finding] = []
+    functions: list[FunctionComplexity] = []
+    measured_paths: set[str] = set()
     for source in files:
-        result = check_file(source, settings)
-        findings.extend(
-            finding
-            for finding in result.findings
-            if finding.code == "GATE900"
-            or code_selected(finding.code, chosen_select, chosen_ignore)
-        )
+        key_path = session.relative(source.path)
+        result = check_file(source, settings, key_path)
+        findings.extend(finding for finding in result.findings if wanted(finding.code))
+        if result.functions is not None:
+            functions.extend(result.functions)
+            measured_paths.add(key_path)
+    if ratchet:
+        recorded = baseline.functions if baseline is not None else {}
+        judged = session.judged_paths(measured_paths, paths, recorded)
+        inputs = session.inputs(baseline, judged)
+        ratchet_findings = judge(functions, inputs, settings.complexity)
+        findings.extend(finding for finding in ratchet_findings if wanted(finding.code))
     findings.sort(key=Finding.sort_key)
-    return CheckResult(findings, len(files))
+    return CheckResult(findings, len(files), functions)
+
+
+@dataclass
+class Measurements:
+    functions: list[FunctionComplexity]
+    measured_paths: set[str]
+    unparsed: list[Finding]
+
+
+def measure_paths(paths: Sequence[Path], loaded: LoadedConfig) -> Measurements:
+    """Complexity of every function under `paths`, without the teardown rules."""
+    session = ComplexitySession(loaded)
+    result = Measurements([], set(), [])
+    for source in discover(paths, loaded):
+        key_path = session.relative(source.path)
+        checked = check_file(source, loaded.settings, key_path, teardown=False)
+        if checked.functions is None:
+            result.unparsed.extend(checked.findings)
+        else:
+            result.functions.extend(checked.functions)
+            result.measured_paths.add(key_path)
+    return result

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from gate.checks import (
     analysis_skipped,
+    baseline_stale,
     cancellation_swallowed,
+    complexity_over_threshold,
+    complexity_regressed,
     guard_misses_cancellation,
     skippable_teardown_step,
     syntax_error,
@@ -22,7 +25,15 @@ TEARDOWN_CHECKS = (
     unshielded_teardown_await,
 )
 
-_MODULES = (*TEARDOWN_CHECKS, syntax_error, unreadable_file, analysis_skipped)
+COMPLEXITY_RULES = (complexity_over_threshold, complexity_regressed, baseline_stale)
+
+_MODULES = (
+    *TEARDOWN_CHECKS,
+    *COMPLEXITY_RULES,
+    syntax_error,
+    unreadable_file,
+    analysis_skipped,
+)
 
 RULES: dict[str, Rule] = {module.RULE.code: module.RULE for module in _MODULES}
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES.values()}

@@ -19,6 +19,8 @@ class Rule:
     severity: Severity
     doc: str
     fix: str = ""
+    # The baseline the docs' Example and Use instead are judged against (complexity rules).
+    example_baseline: tuple[tuple[str, int], ...] = ()
 
     def section(self, title: str) -> str:
         """The text of one `## title` section of the docs ('' when absent)."""

@@ -1,0 +1,1 @@
+"""The complexity ratchet: measuring (radon) and judging against the baseline are kept apart."""

@@ -1,0 +1,136 @@
+"""Per-function cyclomatic complexity from radon's visitor, with identities gate builds itself.
+
+radon names a closure in `A.run` and one in `B.run` both `run.x` and drops classes defined inside
+functions, so the key is built here from the tree, in Python's own `__qualname__` spelling, and
+radon is asked only for the number of each function node.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import radon
+from radon.complexity import cc_rank
+from radon.visitors import ComplexityVisitor, Function
+
+RADON_VERSION: str = radon.__version__
+OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True)
+class FunctionComplexity:
+    """One function's measurement. `key` is `path::Qualname` (with `#2` for a repeat)."""
+
+    key: str
+    path: str
+    qualname: str
+    complexity: int
+    line: int
+    column: int
+    end_line: int
+    body_hash: str
+    noqa: tuple[str, ...] | None = None  # None: no noqa comment; (): a bare noqa
+    shown: str = ""  # the path as reports show it (relative to the current directory)
+
+    @property
+    def rank(self) -> str:
+        return cc_rank(self.complexity)
+
+
+def _walk(node: ast.AST, prefix: str, in_function: bool) -> Iterator[tuple[str, FunctionNode]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            qualname = f"{prefix}{child.name}"
+            yield qualname, child
+            yield from _walk(child, f"{qualname}.<locals>.", True)
+        elif isinstance(child, ast.ClassDef):
+            yield from _walk(child, f"{prefix}{child.name}.", in_function)
+        elif not isinstance(child, ast.Lambda):
+            yield from _walk(child, prefix, in_function)
+
+
+def _flatten(functions: list[Function]) -> Iterator[Function]:
+    for function in functions:
+        yield function
+        yield from _flatten(function.closures)
+
+
+def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
+    visitor = ComplexityVisitor.from_ast(tree)
+    numbers = {}
+    classes = list(visitor.classes)
+    for function in _flatten(visitor.functions):
+        numbers[(function.lineno, function.col_offset)] = function.complexity
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.inner_classes)
+        for method in _flatten(cls.methods):
+            numbers[(method.lineno, method.col_offset)] = method.complexity
+    return numbers
+
+
+def _single(node: FunctionNode) -> int:
+    """radon's number for a function radon's module pass dropped (one in a nested class)."""
+    visitor = ComplexityVisitor.from_ast(node)
+    for function in visitor.functions:
+        if (function.lineno, function.col_offset) == (node.lineno, node.col_offset):
+            return function.complexity
+    raise LookupError(f"radon did not measure the function at line {node.lineno}")
+
+
+def _body_hash(node: FunctionNode) -> str:
+    parts = [ast.dump(node.args, include_attributes=False)]
+    parts.extend(ast.dump(statement, include_attributes=False) for statement in node.body)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
+    if not 0 < line <= len(lines):
+        return None
+    match = NOQA.search(lines[line - 1])
+    if match is None:
+        return None
+    codes = match.group("codes")
+    return tuple(re.split(r"[\s,]+", codes.upper())) if codes else ()
+
+
+def measure(
+    tree: ast.Module, path: str, text: str = "", shown: str | None = None
+) -> list[FunctionComplexity]:
+    """Every function and method in the tree, closures included, in source order.
+
+    `path` is the repo-relative POSIX path the keys use; `shown` the path reports use.
+    """
+    numbers = _radon_numbers(tree)
+    lines = text.splitlines() if "noqa" in text else []
+    seen: Counter[str] = Counter()
+    result = []
+    for qualname, node in _walk(tree, "", False):
+        complexity = numbers.get((node.lineno, node.col_offset))
+        if complexity is None:
+            complexity = _single(node)
+        seen[qualname] += 1
+        suffix = f"#{seen[qualname]}" if seen[qualname] > 1 else ""
+        result.append(
+            FunctionComplexity(
+                key=f"{path}::{qualname}{suffix}",
+                path=path,
+                qualname=qualname + suffix,
+                complexity=complexity,
+                line=node.lineno,
+                column=node.col_offset + 1,
+                end_line=node.end_lineno or node.lineno,
+                body_hash=_body_hash(node),
+                noqa=_noqa(lines, node.lineno),
+                shown=shown if shown is not None else path,
+            )
+        )
+    return result

@@ -1,0 +1,134 @@
+"""Everything the ratchet needs from outside the measurements: the baseline file and git."""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+
+from gate import git
+from gate.complexity.baseline import (
+    Baseline,
+    check_radon_version,
+    key_lines,
+    read_baseline,
+)
+from gate.complexity.measure import FunctionComplexity, measure
+from gate.complexity.ratchet import RatchetInputs, key_path
+from gate.config import LoadedConfig
+
+
+def _shown(path: Path) -> str:
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def measure_source(data: bytes, path: str) -> dict[str, FunctionComplexity]:
+    """Measurements of a file's bytes (an older version from git); {} when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return {}
+    return {function.key: function for function in measure(tree, path)}
+
+
+class ComplexitySession:
+    """The baseline of one configured project, and what git says about earlier versions."""
+
+    def __init__(self, loaded: LoadedConfig, base: str | None = None) -> None:
+        self.root = loaded.root
+        self.config = loaded.settings.complexity
+        self.path = (self.root / self.config.baseline).resolve()
+        self.shown = _shown(self.path)
+        self.base = base
+        self._previous_at = cache(self._measure_at)
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the project root, POSIX style: the key's path part."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except (ValueError, OSError, RuntimeError):
+            return path.as_posix()
+
+    def read(self, check_version: bool = True) -> Baseline | None:
+        baseline = read_baseline(self.path, self.shown)
+        if baseline is not None and check_version:
+            check_radon_version(baseline, self.shown)
+        return baseline
+
+    # -- git
+    def baseline_commit(self) -> str | None:
+        relative = self.relative(self.path)
+        return git.last_commit(self.root, relative) or git.head(self.root)
+
+    def renamed(self, functions: dict[str, int]) -> dict[str, str]:
+        """File renames since the baseline was written, for entries whose file is gone."""
+        gone = {key_path(key) for key in functions if not (self.root / key_path(key)).exists()}
+        if not gone:
+            return {}
+        commit = self.baseline_commit()
+        if commit is None:
+            return {}
+        return {old: new for old, new in git.renames(self.root, commit).items() if old in gone}
+
+    def _measure_at(self, commit: str, path: str) -> dict[str, FunctionComplexity] | None:
+        data = git.show(self.root, commit, path)
+        return None if data is None else measure_source(data, path)
+
+    def previous_commit(self) -> str | None:
+        if self.base is not None:
+            return git.merge_base(self.root, self.base)
+        return git.head(self.root)
+
+    def inputs(
+        self,
+        baseline: Baseline | None,
+        judged_paths: set[str],
+    ) -> RatchetInputs:
+        functions = dict(baseline.functions) if baseline is not None else {}
+        previous_commit = self.previous_commit()
+        baseline_commit = self.baseline_commit() if functions else None
+
+        def previous(key: str) -> int | None:
+            assert previous_commit is not None
+            measured = self._previous_at(previous_commit, key_path(key))
+            found = (measured or {}).get(key)
+            return None if found is None else found.complexity
+
+        def vanished_body(key: str) -> str | None:
+            if baseline_commit is None:
+                return None
+            measured = self._previous_at(baseline_commit, key_path(key))
+            found = (measured or {}).get(key)
+            return None if found is None else found.body_hash
+
+        return RatchetInputs(
+            baseline=functions,
+            judged_paths=judged_paths,
+            baseline_shown=self.shown,
+            baseline_lines=key_lines(self.path) if functions else {},
+            renamed=self.renamed(functions),
+            previous=previous if previous_commit is not None else None,
+            vanished_bodies=vanished_body if baseline_commit is not None else None,
+        )
+
+    def judged_paths(
+        self, measured_paths: Iterable[str], arguments: Sequence[Path], functions: Iterable[str]
+    ) -> set[str]:
+        """The measured files, plus baselined files under a directory argument that are gone."""
+        judged = set(measured_paths)
+        directories = [self.relative(arg) for arg in arguments if arg.is_dir()]
+        for key in functions:
+            path = key_path(key)
+            if (self.root / path).exists():
+                continue
+            if any(d in (".", "") or path == d or path.startswith(d + "/") for d in directories):
+                judged.add(path)
+        return judged
