@@ -46,14 +46,14 @@ def test_findings_exit_1_with_file_line_col(in_tmp: Path, capsys) -> None:
     assert code == 1
     assert out.splitlines()[0].startswith("app/job.py:9:9: GATE100 `job.write_result()` can be")
     assert "line 8" in out.splitlines()[0]
-    assert out.splitlines()[-1] == "Found 1 finding in 1 files checked."
+    assert out.splitlines()[-1] == "Found 1 finding in 1 file checked."
 
 
 def test_clean_exit_0(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", CLEAN)
     code, out, _ = run(capsys, "check")
     assert code == 0
-    assert out == "All checks passed (1 files checked).\n"
+    assert out == "All checks passed (1 file checked).\n"
 
 
 def test_exit_zero(in_tmp: Path, capsys) -> None:
@@ -209,7 +209,7 @@ def test_gitignore_is_respected(in_tmp: Path, capsys) -> None:
     write(in_tmp / "src" / "job.py", CLEAN)
     code, out, _ = run(capsys, "check")
     assert code == 0
-    assert "(1 files checked)" in out
+    assert "(1 file checked)" in out
 
 
 def test_config_exclude_and_include(in_tmp: Path, capsys) -> None:
@@ -217,7 +217,7 @@ def test_config_exclude_and_include(in_tmp: Path, capsys) -> None:
     write(in_tmp / "legacy" / "job.py", BUGGY)
     write(in_tmp / "new" / "job.py", CLEAN)
     code, out, _ = run(capsys, "check")
-    assert (code, out) == (0, "All checks passed (1 files checked).\n")
+    assert (code, out) == (0, "All checks passed (1 file checked).\n")
     # a file named on the command line (as pre-commit passes it) is excluded too
     assert run(capsys, "check", "legacy/job.py")[0] == 0
 

@@ -21,9 +21,9 @@ def render(context: ReportContext) -> str:
         else:
             lines.append(f"{where} {finding.code} {finding.message}")
     count = len(context.findings)
+    files = f"{context.files} file{'' if context.files == 1 else 's'} checked"
     if count:
-        noun = "finding" if count == 1 else "findings"
-        lines.append(f"Found {count} {noun} in {context.files} files checked.")
+        lines.append(f"Found {count} finding{'' if count == 1 else 's'} in {files}.")
     else:
-        lines.append(f"All checks passed ({context.files} files checked).")
+        lines.append(f"All checks passed ({files}).")
     return "\n".join(lines) + "\n"
