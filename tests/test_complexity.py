@@ -330,3 +330,14 @@ def test_render_is_sorted_one_per_line() -> None:
     text = render_baseline({"b.py::f": 12, "a.py::g": 11})
     assert text.index("a.py::g") < text.index("b.py::f")
     assert text.count("\n") == len(text.splitlines())
+
+
+def test_entry_within_a_raised_threshold_is_stale(repo: Path, capsys) -> None:
+    run(capsys, "baseline", "update")
+    write(repo / "pyproject.toml", "[tool.gate.complexity]\nthreshold = 8\n")
+    code, out, _ = run(capsys, "check")
+    assert code == 1
+    assert "GATE202 tangled: complexity 5 is now within the threshold 8" in out
+    code, out, _ = run(capsys, "baseline", "update")
+    assert "removed: app/jobs.py::tangled (was 5)" in out
+    assert run(capsys, "check")[0] == 0

@@ -78,6 +78,37 @@ def _suppressed(function: FunctionComplexity, code: str) -> bool:
     return function.noqa is not None and (not function.noqa or code in function.noqa)
 
 
+def _judge_baselined(
+    function: FunctionComplexity, allowed: int, threshold: int, stale_severity: Severity
+) -> Finding | None:
+    """GATE201 for a rise, GATE202 for an entry that is no longer needed as it stands."""
+    cc, rank = function.complexity, function.rank
+    if cc <= threshold:
+        code = "GATE202"
+        message = (
+            f"{function.qualname}: complexity {cc} is now within the threshold {threshold}; "
+            f"its baseline entry ({allowed}) is stale: run `gate baseline update` to remove it"
+        )
+    elif cc > allowed:
+        code = "GATE201"
+        message = (
+            f"{function.qualname}: complexity {cc} (radon {rank}) rose above its baseline "
+            f"{allowed} (threshold {threshold})"
+        )
+    elif cc < allowed:
+        code = "GATE202"
+        message = (
+            f"{function.qualname}: complexity {cc} (radon {rank}) is below its baseline "
+            f"{allowed}; run `gate baseline update` to tighten the entry to {cc}"
+        )
+    else:
+        return None
+    if _suppressed(function, code):
+        return None
+    severity = stale_severity if code == "GATE202" else None
+    return _finding(code, message, _location(function), function.key, severity)
+
+
 def judge(
     measured: Iterable[FunctionComplexity], inputs: RatchetInputs, config: ComplexityConfig
 ) -> list[Finding]:
@@ -93,35 +124,14 @@ def judge(
     for function in measured:
         present.add(function.key)
         threshold = threshold_for(function.path, config)
-        cc, rank = function.complexity, function.rank
         allowed = allowance.get(function.key)
         if allowed is None:
-            if cc > threshold and not _suppressed(function, "GATE200"):
+            if function.complexity > threshold and not _suppressed(function, "GATE200"):
                 new_crossings.append(function)
             continue
-        if cc > allowed:
-            if _suppressed(function, "GATE201"):
-                continue
-            message = (
-                f"{function.qualname}: complexity {cc} (radon {rank}) rose above its baseline "
-                f"{allowed} (threshold {threshold})"
-            )
-            findings.append(_finding("GATE201", message, _location(function), function.key))
-        elif cc < allowed and not _suppressed(function, "GATE202"):
-            if cc <= threshold:
-                message = (
-                    f"{function.qualname}: complexity {cc} is now within the threshold "
-                    f"{threshold}; its baseline entry ({allowed}) is stale: run "
-                    "`gate baseline update` to remove it"
-                )
-            else:
-                message = (
-                    f"{function.qualname}: complexity {cc} (radon {rank}) is below its baseline "
-                    f"{allowed}; run `gate baseline update` to tighten the entry to {cc}"
-                )
-            findings.append(
-                _finding("GATE202", message, _location(function), function.key, stale_severity)
-            )
+        finding = _judge_baselined(function, allowed, threshold, stale_severity)
+        if finding is not None:
+            findings.append(finding)
 
     vanished = [
         key for key in allowance if key not in present and key_path(key) in inputs.judged_paths
