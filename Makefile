@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint selfcheck clean
+.PHONY: demo test lint selfcheck pythons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,20 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@echo "== gate check examples/ (the example orchestrator has the teardown bug; exit 1 is expected)"
 	-$(BIN)/gate check examples/
+	@echo
+	@echo "== gate seams: a cancel and an exception at every await seam of Orchestrator.run"
+	-$(BIN)/gate seams examples/scenario.py:buggy --check examples/scenario.py:check
+	@echo
+	@echo "== the same sweep of Orchestrator.run_fixed, which holds the interrupt and re-raises it"
+	$(BIN)/gate seams examples/scenario.py:fixed --check examples/scenario.py:check
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
-	$(MAKE) --no-print-directory lint selfcheck
+	$(MAKE) --no-print-directory lint selfcheck pythons
+
+# The seam harness on every CPython 3.10-3.13 that pyenv has here.
+pythons:
+	bash .ci/harness-pythons
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -28,4 +38,4 @@ selfcheck: $(STAMP)
 	$(BIN)/gate check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .gate_cache
+	rm -rf $(VENV) .venv-3.* .pytest_cache .ruff_cache .hypothesis .gate_cache

@@ -4,6 +4,8 @@
 dir and writes `task.json`. A watchdog's cancel that lands in `_run_post_commands()` or in
 `_cleanup()` skips the rest: the temp dir leaks and the result row is never written.
 `run_fixed()` is the same teardown written to hold the interrupt and re-raise it.
+`gate check examples/` finds the bug statically; `gate seams examples/scenario.py:buggy --check
+examples/scenario.py:check` shows it at run time.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ class Sandbox:
         return f"ran {command}"
 
     async def stop(self) -> None:
-        await asyncio.sleep(0)
+        try:
+            await asyncio.sleep(0)  # stands in for stopping the sandbox's processes
+        finally:
+            self._remove_temp()
+
+    def _remove_temp(self) -> None:
         if self.temp is not None:
             shutil.rmtree(self.temp, ignore_errors=True)
             self.temp = None
@@ -44,8 +51,8 @@ class Orchestrator:
 
     async def run(self) -> None:
         started = time.monotonic()
-        await self.sandbox.start()
         try:
+            await self.sandbox.start()
             self.result["output"] = await self.sandbox.run_command("evaluate")
             self.result["status"] = "done"
         finally:
@@ -56,8 +63,8 @@ class Orchestrator:
 
     async def run_fixed(self) -> None:
         started = time.monotonic()
-        await self.sandbox.start()
         try:
+            await self.sandbox.start()
             self.result["output"] = await self.sandbox.run_command("evaluate")
             self.result["status"] = "done"
         finally:
@@ -65,11 +72,11 @@ class Orchestrator:
             self._refresh_tool_versions()
             try:
                 await self._run_post_commands()
-            except asyncio.CancelledError as error:
+            except BaseException as error:  # a cancel, or a failing command
                 interrupt = error
             try:
                 await self._cleanup()
-            except asyncio.CancelledError as error:
+            except BaseException as error:
                 interrupt = interrupt or error
             self._finalize_result(started)
             if interrupt is not None:
@@ -82,7 +89,8 @@ class Orchestrator:
         self.result["post"] = await self.sandbox.run_command("post-run")
 
     async def _cleanup(self) -> None:
-        await self.sandbox.stop()
+        # stop() removes the temp dir in its own finally, so a cut-short stop still cleans up.
+        await self.sandbox.stop()  # noqa: GATE101
 
     def _finalize_result(self, started: float) -> None:
         self.result["seconds"] = round(time.monotonic() - started, 3)

@@ -21,9 +21,15 @@ from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
 from gate.engine import UsageError, measure_paths, run_check
 from gate.fsutil import atomic_write
+from gate.harness.confirm import mark_confirmed, read_seam_report
+from gate.harness.sweep import FAULTS, SweepError, sweep
+from gate.harness.target import TargetError
+from gate.harness.target import load as load_target
 from gate.model import Severity
 from gate.report import RENDERERS
 from gate.report.context import ReportContext
+from gate.report.seams import render_json as render_seams_json
+from gate.report.seams import render_text as render_seams_text
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -78,11 +84,48 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when there are findings"
     )
+    check.add_argument(
+        "--seams",
+        type=Path,
+        metavar="REPORT",
+        help="a `gate seams --format json` report: mark the findings its failing seams confirm",
+    )
+
+    check.set_defaults(handler=_run_check)
 
     explain = commands.add_parser("explain", help="print a rule's documentation")
+    explain.set_defaults(handler=_run_explain)
     explain.add_argument("rule", metavar="CODE", help="a rule code (GATE100) or name")
 
-    commands.add_parser("rules", help="list every rule with its code, name and severity")
+    rules = commands.add_parser("rules", help="list every rule with its code, name and severity")
+    rules.set_defaults(handler=_run_rules)
+
+    seams = commands.add_parser(
+        "seams",
+        help="fire a cancel and an exception at every await seam of a scenario",
+        description="Run an async scenario once to list every await seam, then once per seam "
+        "and fault with a cancel (task.cancel() landing at that seam) or an exception thrown "
+        "in at it, each in a fresh event loop and an empty directory; then run CHECK on the "
+        "directory. Exit 0 when every trial is ok, 1 when any is not, 2 on usage errors.",
+    )
+    seams.set_defaults(handler=_run_seams)
+    seams.add_argument(
+        "target", metavar="TARGET", help="async def scenario(workdir): file.py:name or module:name"
+    )
+    seams.add_argument(
+        "--check",
+        required=True,
+        metavar="CHECK",
+        help="def check(workdir): raises when an artifact is missing (file.py:name or module:name)",
+    )
+    seams.add_argument(
+        "--faults", type=_faults, default=FAULTS, help="comma-separated: cancel,error (default)"
+    )
+    seams.add_argument(
+        "--timeout", type=_seconds, default=5.0, help="seconds per trial (default 5)"
+    )
+    seams.add_argument("--format", choices=("text", "json"), default="text")
+    seams.add_argument("--output", type=Path, help="write the report to FILE instead of stdout")
 
     baseline = commands.add_parser(
         "baseline",
@@ -101,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "is raised only when --allow-increase names it. Only entries of files under PATHS are "
         "touched.",
     )
+    update.set_defaults(handler=_run_baseline_update)
     update.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
     update.add_argument(
         "--accept-new", action="store_true", help="add new over-threshold functions"
@@ -119,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     update.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
     show = actions.add_parser("show", help="print the baseline, least headroom first")
+    show.set_defaults(handler=_run_baseline_show)
     show.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
     show.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
     return parser
@@ -128,6 +173,8 @@ def _run_check(args: argparse.Namespace, out: Console) -> int:
     start = args.paths[0] if args.paths else Path(".")
     loaded = load_config(args.config, start)
     result = run_check(args.paths, loaded, args.select, args.ignore)
+    if args.seams is not None:
+        result.findings = mark_confirmed(result.findings, read_seam_report(args.seams))
     color = args.output is None and args.format == "text" and out.is_terminal
     context = ReportContext(tuple(result.findings), result.files, color=color)
     rendered = RENDERERS[args.format](context)
@@ -141,7 +188,7 @@ def _run_check(args: argparse.Namespace, out: Console) -> int:
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
 
 
-def _run_explain(args: argparse.Namespace) -> int:
+def _run_explain(args: argparse.Namespace, out: Console) -> int:
     key = args.rule.strip()
     rule = RULES.get(key.upper()) or RULES_BY_NAME.get(key.lower())
     if rule is None:
@@ -150,7 +197,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _run_rules() -> int:
+def _run_rules(args: argparse.Namespace, out: Console) -> int:
     width = max(len(rule.name) for rule in RULES.values())
     for rule in sorted(RULES.values(), key=lambda r: r.code):
         sys.stdout.write(
@@ -159,7 +206,49 @@ def _run_rules() -> int:
     return EXIT_CLEAN
 
 
-def _run_baseline_update(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+def _faults(value: str) -> tuple[str, ...]:
+    faults = tuple(part.strip() for part in value.split(",") if part.strip())
+    unknown = [fault for fault in faults if fault not in FAULTS]
+    if unknown or not faults:
+        raise argparse.ArgumentTypeError(f"unknown fault(s) {unknown}; choose from cancel,error")
+    return faults
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
+def _run_seams(args: argparse.Namespace, out: Console) -> int:
+    try:
+        scenario = load_target(args.target)
+        check = load_target(args.check)
+        report = sweep(scenario, check, args.faults, args.timeout, target=args.target)
+    except (TargetError, SweepError) as error:
+        raise UsageError(str(error)) from None
+    if args.format == "json":
+        rendered = render_seams_json(report)
+    else:
+        color = args.output is None and out.is_terminal
+        rendered = render_seams_text(report, color=color, width=out.width if color else 160)
+    if args.output is not None:
+        atomic_write(args.output, rendered)
+    else:
+        sys.stdout.write(rendered)
+    return EXIT_FINDINGS if report.failed else EXIT_CLEAN
+
+
+def _baseline_config(args: argparse.Namespace) -> LoadedConfig:
+    return load_config(args.config, args.paths[0] if args.paths else Path("."))
+
+
+def _run_baseline_update(args: argparse.Namespace, out: Console) -> int:
+    loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
     existing = session.read(check_version=not args.rebaseline)
     measured = measure_paths(args.paths, loaded)
@@ -210,7 +299,8 @@ def _run_baseline_update(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     return EXIT_CLEAN
 
 
-def _run_baseline_show(args: argparse.Namespace, loaded: LoadedConfig, out: Console) -> int:
+def _run_baseline_show(args: argparse.Namespace, out: Console) -> int:
+    loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
     baseline = session.read()
     if baseline is None:
@@ -248,17 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exit_:  # --help and --version
             return int(exit_.code or 0)
-        if args.command == "check":
-            return _run_check(args, out)
-        if args.command == "explain":
-            return _run_explain(args)
-        if args.command == "baseline":
-            start = args.paths[0] if args.paths else Path(".")
-            loaded = load_config(args.config, start)
-            if args.action == "update":
-                return _run_baseline_update(args, loaded)
-            return _run_baseline_show(args, loaded, out)
-        return _run_rules()
+        return args.handler(args, out)
     except (UsageError, ConfigError, OSError) as error:
         sys.stderr.write(f"gate: error: {error}\n")
         return EXIT_ERROR
