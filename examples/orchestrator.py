@@ -54,7 +54,7 @@ class Orchestrator:
         try:
             await self.sandbox.start()
             self.result["output"] = await self.sandbox.run_command("evaluate")
-            self.result["status"] = "done"
+            self.result["status"] = self._classify(str(self.result["output"]))
         finally:
             self._refresh_tool_versions()
             await self._run_post_commands()
@@ -81,6 +81,26 @@ class Orchestrator:
             self._finalize_result(started)
             if interrupt is not None:
                 raise interrupt
+
+    def _classify(self, output: str) -> str:
+        """Grew one branch per incident; the complexity ratchet flags it (GATE200)."""
+        if not output:
+            return "empty"
+        if "timeout" in output:
+            return "timeout"
+        if "oom" in output or "killed" in output:
+            return "oom"
+        if "refused" in output:
+            return "network"
+        if "denied" in output:
+            return "permissions"
+        if "assert" in output:
+            return "test-failure"
+        if "syntax" in output:
+            return "syntax"
+        if output.startswith("ran"):
+            return "ok"
+        return "unknown" if len(output) < 80 else "unknown-long"
 
     def _refresh_tool_versions(self) -> None:
         self.result["tools"] = {"python": "3"}

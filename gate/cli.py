@@ -19,6 +19,7 @@ from gate.complexity.baseline import write_baseline
 from gate.complexity.ratchet import plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
+from gate.diff import DiffError, changed_lines, keep
 from gate.engine import UsageError, measure_paths, run_check
 from gate.fsutil import atomic_write
 from gate.harness.confirm import mark_confirmed, read_seam_report
@@ -30,6 +31,7 @@ from gate.report import RENDERERS
 from gate.report.context import ReportContext
 from gate.report.seams import render_json as render_seams_json
 from gate.report.seams import render_text as render_seams_text
+from gate.report.sources import line_text, link_function, repo_path_function
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -83,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
     check.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when there are findings"
+    )
+    check.add_argument(
+        "--diff",
+        metavar="BASE",
+        help="report only findings on lines changed since the merge base of BASE and HEAD",
     )
     check.add_argument(
         "--seams",
@@ -172,12 +179,28 @@ def build_parser() -> argparse.ArgumentParser:
 def _run_check(args: argparse.Namespace, out: Console) -> int:
     start = args.paths[0] if args.paths else Path(".")
     loaded = load_config(args.config, start)
-    result = run_check(args.paths, loaded, args.select, args.ignore)
+    changed = changed_lines(loaded.root, args.diff) if args.diff else None
+    result = run_check(args.paths, loaded, args.select, args.ignore, base=args.diff)
+    if changed is not None:
+        result.findings = keep(result.findings, changed)
     if args.seams is not None:
         result.findings = mark_confirmed(result.findings, read_seam_report(args.seams))
     color = args.output is None and args.format == "text" and out.is_terminal
-    context = ReportContext(tuple(result.findings), result.files, color=color)
+    context = ReportContext(
+        tuple(result.findings),
+        result.files,
+        color=color,
+        repo_path=repo_path_function(loaded.root),
+        line_text=line_text,
+        link=link_function(os.environ),
+        docs_url=loaded.settings.docs_url,
+    )
     rendered = RENDERERS[args.format](context)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if args.format == "github" and summary_file:
+        # GitHub shows 10 annotations of each level per step; the summary holds them all.
+        with open(summary_file, "a", encoding="utf-8") as stream:
+            stream.write(RENDERERS["markdown"](context))
     if args.output is not None:
         atomic_write(args.output, rendered)
     elif color:
@@ -339,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exit_:  # --help and --version
             return int(exit_.code or 0)
         return args.handler(args, out)
-    except (UsageError, ConfigError, OSError) as error:
+    except (UsageError, ConfigError, DiffError, OSError) as error:
         sys.stderr.write(f"gate: error: {error}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:

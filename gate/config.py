@@ -93,6 +93,8 @@ class GateConfig(_Strict):
     exclude: tuple[str, ...] = ()
     select: tuple[str, ...] = ("GATE",)
     ignore: tuple[str, ...] = ()
+    # A URL template for rule docs in SARIF/rdjson (`{code}`, `{name}`); none by default.
+    docs_url: str | None = Field(None, alias="docs-url")
     teardown: TeardownConfig = TeardownConfig()
     complexity: ComplexityConfig = ComplexityConfig()
 

@@ -12,7 +12,7 @@ import tokenize
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -268,15 +268,7 @@ def _unique_anchors(findings: list[Finding]) -> list[Finding]:
         key = (finding.code, finding.anchor)
         counts[key] += 1
         if counts[key] > 1:
-            finding = Finding(
-                finding.code,
-                finding.name,
-                finding.severity,
-                finding.location,
-                finding.message,
-                f"{finding.anchor}#{counts[key]}",
-                finding.related,
-            )
+            finding = replace(finding, anchor=f"{finding.anchor}#{counts[key]}")
         unique.append(finding)
     return unique
 

@@ -89,10 +89,7 @@ def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
                 message += f" ({region.origin})"
             if step.uses_asyncio_shield:
                 message += "; asyncio.shield does not help, the outer await still raises"
+            # The interrupt point is the step itself, so there is no related location to add.
             yield report.finding(
-                RULE.code,
-                step.statement,
-                message,
-                f"{region.function}\x1f{step.text}",
-                tuple((point.node, "interrupt point") for point in bare),
+                RULE.code, step.statement, message, f"{region.function}\x1f{step.text}"
             )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from gate.checks import RULES
 from gate.complexity.measure import FunctionComplexity
 from gate.config import ComplexityConfig
-from gate.model import Finding, Location, Related, Severity
+from gate.model import Finding, Location, Severity
 
 
 def threshold_for(path: str, config: ComplexityConfig) -> int:
@@ -64,14 +64,32 @@ def _finding(
     location: Location,
     anchor: str,
     severity: Severity | None = None,
-    related: tuple[Related, ...] = (),
+    extra: dict[str, object] | None = None,
 ) -> Finding:
     rule = RULES[code]
-    return Finding(code, rule.name, severity or rule.severity, location, message, anchor, related)
+    return Finding(
+        code, rule.name, severity or rule.severity, location, message, anchor, (), extra or {}
+    )
 
 
 def _location(function: FunctionComplexity) -> Location:
-    return Location(function.shown or function.path, function.line, function.column)
+    """The def line, spanning to the function's last line (for diff-aware runs)."""
+    return Location(
+        function.shown or function.path, function.line, function.column, function.end_line
+    )
+
+
+def _values(
+    function: FunctionComplexity, threshold: int, allowed: int | None, before: int | None = None
+) -> dict[str, object]:
+    """What the markdown report's complexity table shows for one function."""
+    return {
+        "function": function.key,
+        "complexity": function.complexity,
+        "threshold": threshold,
+        "baseline": allowed,
+        "before": before,
+    }
 
 
 def _suppressed(function: FunctionComplexity, code: str) -> bool:
@@ -106,7 +124,8 @@ def _judge_baselined(
     if _suppressed(function, code):
         return None
     severity = stale_severity if code == "GATE202" else None
-    return _finding(code, message, _location(function), function.key, severity)
+    extra = _values(function, threshold, allowed)
+    return _finding(code, message, _location(function), function.key, severity, extra)
 
 
 def judge(
@@ -150,6 +169,7 @@ def judge(
             f"{function.qualname}: complexity {function.complexity} (radon {function.rank}) "
             f"exceeds {threshold}"
         )
+        before = None
         if inputs.previous is not None:
             before = inputs.previous(function.key)
             if before is None:
@@ -163,7 +183,10 @@ def judge(
                 f"; likely a rename of `{likely}` (identical body), which the baseline allows "
                 f"{inputs.baseline[likely]}: accept it with `gate baseline update --accept-new`"
             )
-        findings.append(_finding("GATE200", message, _location(function), function.key))
+        extra = _values(function, threshold, None, before)
+        findings.append(
+            _finding("GATE200", message, _location(function), function.key, extra=extra)
+        )
 
     for key in vanished:
         old = origin[key]
@@ -172,7 +195,8 @@ def judge(
         if old in renamed_to:
             message += f" (likely renamed to `{renamed_to[old]}`)"
         location = Location(inputs.baseline_shown, line, 1)
-        findings.append(_finding("GATE202", message, location, old, stale_severity))
+        extra = {"function": old, "complexity": None, "baseline": inputs.baseline[old]}
+        findings.append(_finding("GATE202", message, location, old, stale_severity, extra))
     return findings
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gate.report import json_format, text
+from gate.report import github, gitlab, json_format, junit, markdown, rdjson, sarif, text
 from gate.report.context import ReportContext
 
 Renderer = Callable[[ReportContext], str]
@@ -12,4 +12,11 @@ Renderer = Callable[[ReportContext], str]
 RENDERERS: dict[str, Renderer] = {
     "text": text.render,
     "json": json_format.render,
+    "github": github.render,
+    "sarif": sarif.render,
+    "rdjson": rdjson.render,
+    "rdjsonl": rdjson.render_lines,
+    "gitlab": gitlab.render,
+    "markdown": markdown.render,
+    "junit": junit.render,
 }

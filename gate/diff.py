@@ -1,0 +1,126 @@
+"""Diff-aware runs: which lines changed since the merge base of BASE and HEAD."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gate.model import Finding
+
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+class DiffError(Exception):
+    """git cannot answer the question `--diff` asks; the message says what to do."""
+
+
+@dataclass
+class ChangedLines:
+    """Added or modified lines per file (absolute paths), and the files deleted or renamed away."""
+
+    base: str
+    lines: dict[Path, set[int]] = field(default_factory=dict)
+    gone: set[Path] = field(default_factory=set)
+
+    def touches(self, path: str, first: int, last: int) -> bool:
+        changed = self.lines.get(Path(path).resolve())
+        return bool(changed) and any(first <= line <= last for line in changed)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", "-c", "core.quotePath=false", *args], cwd=root, capture_output=True, check=False
+        )
+    except OSError as error:
+        raise DiffError(f"--diff needs git: {error}") from None
+
+
+def merge_base(root: Path, base: str) -> str:
+    """The merge base of BASE and HEAD; raises DiffError with advice when there is none."""
+    if _git(root, "rev-parse", "--git-dir").returncode != 0:
+        raise DiffError(f"--diff {base}: {root} is not inside a git repository")
+    if _git(root, "rev-parse", "--verify", "-q", f"{base}^{{commit}}").returncode != 0:
+        raise DiffError(f"--diff {base}: no such commit or branch (fetch it first?)")
+    found = _git(root, "merge-base", base, "HEAD")
+    if found.returncode == 0:
+        return found.stdout.decode().strip()
+    shallow = _git(root, "rev-parse", "--is-shallow-repository").stdout.decode().strip()
+    if shallow == "true":
+        raise DiffError(
+            f"--diff {base}: no merge base between {base} and HEAD in this shallow clone; fetch "
+            "more history (`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)"
+        )
+    raise DiffError(f"--diff {base}: {base} and HEAD have no common history")
+
+
+def changed_lines(root: Path, base: str) -> ChangedLines:
+    """Lines added or changed since the merge base (committed or not), per file."""
+    commit = merge_base(root, base)
+    top = _git(root, "rev-parse", "--show-toplevel").stdout.decode().strip()
+    diff = _git(root, "diff", "-U0", "-M", "--no-color", "--no-ext-diff", commit, "--")
+    if diff.returncode != 0:
+        raise DiffError(f"--diff {base}: git diff failed: {diff.stderr.decode().strip()}")
+    return parse_diff(diff.stdout.decode("utf-8", "surrogateescape"), Path(top), base)
+
+
+def _header_path(line: str) -> str | None:
+    target = line[4:].rstrip("\n")
+    if target.endswith("\t"):  # git marks a path with spaces with a trailing tab
+        target = target[:-1]
+    if target == "/dev/null":
+        return None
+    if target.startswith('"'):  # a path git still had to quote (a tab, a quote, a newline)
+        target = target[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        target = target.encode("latin-1").decode("utf-8", "surrogateescape")
+    return target[2:] if target[:2] in ("a/", "b/") else target
+
+
+def parse_diff(text: str, top: Path, base: str) -> ChangedLines:
+    """The changed lines of a `git diff -U0` output whose paths are relative to `top`."""
+    changed = ChangedLines(base)
+    current: Path | None = None
+    old: str | None = None
+    for line in text.splitlines():
+        if line.startswith("--- "):
+            old = _header_path(line)
+        elif line.startswith("+++ "):
+            new = _header_path(line)
+            current = (top / new).resolve() if new is not None else None
+            if new is None and old is not None:
+                changed.gone.add((top / old).resolve())
+        elif line.startswith("rename from "):
+            changed.gone.add((top / line[len("rename from ") :]).resolve())
+        elif current is not None and (match := HUNK.match(line)):
+            start, count = int(match.group(1)), int(match.group(2) or "1")
+            changed.lines.setdefault(current, set()).update(range(start, start + count))
+    return changed
+
+
+def keep(findings: Iterable[Finding], changed: ChangedLines) -> list[Finding]:
+    """The findings a change is responsible for: on a changed line, pointing at one (the
+    interrupt point that makes a step skippable), or, for a function's complexity, anywhere in
+    a changed function; a stale baseline entry counts when its file was deleted or renamed."""
+    kept = []
+    for finding in findings:
+        location = finding.location
+        if finding.code.startswith("GATE2"):
+            relevant = changed.touches(
+                location.path, location.line, location.end_line or location.line
+            )
+            function = str(finding.extra.get("function") or "")
+            if not relevant and "::" in function and finding.extra.get("complexity") is None:
+                relevant = any(
+                    path.as_posix().endswith("/" + function.split("::")[0]) for path in changed.gone
+                )
+        else:
+            spots = [location, *(item.location for item in finding.related)]
+            relevant = any(
+                changed.touches(spot.path, spot.line, spot.end_line or spot.line) for spot in spots
+            )
+        if relevant:
+            kept.append(finding)
+    return kept
