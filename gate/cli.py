@@ -20,7 +20,7 @@ from gate.complexity.ratchet import plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
 from gate.diff import DiffError, changed_lines, keep
-from gate.engine import UsageError, measure_paths, run_check
+from gate.engine import CheckResult, UsageError, measure_paths, run_check
 from gate.fsutil import atomic_write
 from gate.harness.confirm import mark_confirmed, read_seam_report
 from gate.harness.sweep import FAULTS, SweepError, sweep
@@ -176,17 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_check(args: argparse.Namespace, out: Console) -> int:
-    start = args.paths[0] if args.paths else Path(".")
-    loaded = load_config(args.config, start)
-    changed = changed_lines(loaded.root, args.diff) if args.diff else None
-    result = run_check(args.paths, loaded, args.select, args.ignore, base=args.diff)
-    if changed is not None:
-        result.findings = keep(result.findings, changed)
-    if args.seams is not None:
-        result.findings = mark_confirmed(result.findings, read_seam_report(args.seams))
-    color = args.output is None and args.format == "text" and out.is_terminal
-    context = ReportContext(
+def _report_context(result: CheckResult, loaded: LoadedConfig, color: bool) -> ReportContext:
+    return ReportContext(
         tuple(result.findings),
         result.files,
         color=color,
@@ -195,18 +186,40 @@ def _run_check(args: argparse.Namespace, out: Console) -> int:
         link=link_function(os.environ),
         docs_url=loaded.settings.docs_url,
     )
-    rendered = RENDERERS[args.format](context)
+
+
+def _emit(rendered: str, output: Path | None, out: Console, color: bool) -> None:
+    if output is not None:
+        atomic_write(output, rendered)
+    elif color:
+        out.print(rendered, end="", highlight=False, soft_wrap=True, markup=True)
+    else:
+        sys.stdout.write(rendered)
+
+
+def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
+    """The run's findings, narrowed by --diff and marked by --seams."""
+    changed = changed_lines(loaded.root, args.diff) if args.diff else None
+    result = run_check(args.paths, loaded, args.select, args.ignore, base=args.diff)
+    if changed is not None:
+        result.findings = keep(result.findings, changed)
+    if args.seams is not None:
+        result.findings = mark_confirmed(result.findings, read_seam_report(args.seams))
+    return result
+
+
+def _run_check(args: argparse.Namespace, out: Console) -> int:
+    start = args.paths[0] if args.paths else Path(".")
+    loaded = load_config(args.config, start)
+    result = _checked(args, loaded)
+    color = args.output is None and args.format == "text" and out.is_terminal
+    context = _report_context(result, loaded, color)
+    _emit(RENDERERS[args.format](context), args.output, out, color)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if args.format == "github" and summary_file:
         # GitHub shows 10 annotations of each level per step; the summary holds them all.
         with open(summary_file, "a", encoding="utf-8") as stream:
             stream.write(RENDERERS["markdown"](context))
-    if args.output is not None:
-        atomic_write(args.output, rendered)
-    elif color:
-        out.print(rendered, end="", highlight=False, soft_wrap=True)
-    else:
-        sys.stdout.write(rendered)
     failing = any(f.severity is Severity.ERROR for f in result.findings)
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
 

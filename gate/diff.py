@@ -94,33 +94,38 @@ def parse_diff(text: str, top: Path, base: str) -> ChangedLines:
                 changed.gone.add((top / old).resolve())
         elif line.startswith("rename from "):
             changed.gone.add((top / line[len("rename from ") :]).resolve())
-        elif current is not None and (match := HUNK.match(line)):
-            start, count = int(match.group(1)), int(match.group(2) or "1")
-            changed.lines.setdefault(current, set()).update(range(start, start + count))
+        elif current is not None:
+            _add_hunk(changed, current, line)
     return changed
+
+
+def _add_hunk(changed: ChangedLines, path: Path, line: str) -> None:
+    match = HUNK.match(line)
+    if match:
+        start, count = int(match.group(1)), int(match.group(2) or "1")
+        changed.lines.setdefault(path, set()).update(range(start, start + count))
+
+
+def _relevant(finding: Finding, changed: ChangedLines) -> bool:
+    location = finding.location
+    if not finding.code.startswith("GATE2"):
+        spots = [location, *(item.location for item in finding.related)]
+        return any(changed.touches(s.path, s.line, s.end_line or s.line) for s in spots)
+    touched = changed.touches(location.path, location.line, location.end_line or location.line)
+    return touched or _file_gone(finding, changed)
+
+
+def _file_gone(finding: Finding, changed: ChangedLines) -> bool:
+    """A stale entry of a vanished function counts when its file was deleted or renamed."""
+    function = str(finding.extra.get("function") or "")
+    if finding.extra.get("complexity") is not None or "::" not in function:
+        return False
+    old_path = "/" + function.split("::")[0]
+    return any(path.as_posix().endswith(old_path) for path in changed.gone)
 
 
 def keep(findings: Iterable[Finding], changed: ChangedLines) -> list[Finding]:
     """The findings a change is responsible for: on a changed line, pointing at one (the
     interrupt point that makes a step skippable), or, for a function's complexity, anywhere in
     a changed function; a stale baseline entry counts when its file was deleted or renamed."""
-    kept = []
-    for finding in findings:
-        location = finding.location
-        if finding.code.startswith("GATE2"):
-            relevant = changed.touches(
-                location.path, location.line, location.end_line or location.line
-            )
-            function = str(finding.extra.get("function") or "")
-            if not relevant and "::" in function and finding.extra.get("complexity") is None:
-                relevant = any(
-                    path.as_posix().endswith("/" + function.split("::")[0]) for path in changed.gone
-                )
-        else:
-            spots = [location, *(item.location for item in finding.related)]
-            relevant = any(
-                changed.touches(spot.path, spot.line, spot.end_line or spot.line) for spot in spots
-            )
-        if relevant:
-            kept.append(finding)
-    return kept
+    return [finding for finding in findings if _relevant(finding, changed)]
