@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
@@ -20,17 +19,13 @@ from gate.complexity.ratchet import plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
 from gate.diff import DiffError, changed_lines, keep
-from gate.engine import CheckResult, UsageError, measure_paths, run_check
+from gate.engine import CheckResult, RunOptions, UsageError, measure_paths, run_check
 from gate.fsutil import atomic_write
-from gate.harness.confirm import mark_confirmed, read_seam_report
-from gate.harness.sweep import FAULTS, SweepError, sweep
-from gate.harness.target import TargetError
-from gate.harness.target import load as load_target
+from gate.harness.faults import FAULTS
 from gate.model import Severity
+from gate.progress import progress_bar
 from gate.report import RENDERERS
 from gate.report.context import ReportContext
-from gate.report.seams import render_json as render_seams_json
-from gate.report.seams import render_text as render_seams_text
 from gate.report.sources import line_text, link_function, repo_path_function
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -61,6 +56,32 @@ def _codes(value: str) -> tuple[str, ...]:
     return codes
 
 
+def _jobs(value: str) -> int:
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of workers (0 = one per core)")
+    return int(value)
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=0,
+        metavar="N",
+        help="worker processes for files not in the cache (default 0: one per core)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write .gate_cache/ (results keyed by file contents)",
+    )
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(jobs=args.jobs, cache=not args.no_cache, progress=progress_bar())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -86,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when there are findings"
     )
+    _add_run_options(check)
     check.add_argument(
         "--diff",
         metavar="BASE",
@@ -169,10 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="start over from the current measurements (after a radon upgrade)",
     )
     update.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
+    _add_run_options(update)
     show = actions.add_parser("show", help="print the baseline, least headroom first")
     show.set_defaults(handler=_run_baseline_show)
     show.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
     show.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
+    _add_run_options(show)
     return parser
 
 
@@ -200,10 +224,14 @@ def _emit(rendered: str, output: Path | None, out: Console, color: bool) -> None
 def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
     """The run's findings, narrowed by --diff and marked by --seams."""
     changed = changed_lines(loaded.root, args.diff) if args.diff else None
-    result = run_check(args.paths, loaded, args.select, args.ignore, base=args.diff)
+    result = run_check(
+        args.paths, loaded, args.select, args.ignore, base=args.diff, options=_run_options(args)
+    )
     if changed is not None:
         result.findings = keep(result.findings, changed)
     if args.seams is not None:
+        from gate.harness.confirm import mark_confirmed, read_seam_report
+
         result.findings = mark_confirmed(result.findings, read_seam_report(args.seams))
     return result
 
@@ -261,6 +289,12 @@ def _seconds(value: str) -> float:
 
 
 def _run_seams(args: argparse.Namespace, out: Console) -> int:
+    from gate.harness.sweep import SweepError, sweep
+    from gate.harness.target import TargetError
+    from gate.harness.target import load as load_target
+    from gate.report.seams import render_json as render_seams_json
+    from gate.report.seams import render_text as render_seams_text
+
     try:
         scenario = load_target(args.target)
         check = load_target(args.check)
@@ -287,7 +321,7 @@ def _run_baseline_update(args: argparse.Namespace, out: Console) -> int:
     loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
     existing = session.read(check_version=not args.rebaseline)
-    measured = measure_paths(args.paths, loaded)
+    measured = measure_paths(args.paths, loaded, _run_options(args))
     for finding in measured.unparsed:
         location = finding.location
         sys.stderr.write(
@@ -336,12 +370,14 @@ def _run_baseline_update(args: argparse.Namespace, out: Console) -> int:
 
 
 def _run_baseline_show(args: argparse.Namespace, out: Console) -> int:
+    from rich.table import Table
+
     loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
     baseline = session.read()
     if baseline is None:
         raise UsageError(f"{session.shown}: no baseline yet; `gate baseline update` creates it")
-    measured = measure_paths(args.paths, loaded)
+    measured = measure_paths(args.paths, loaded, _run_options(args))
     current = {function.key: function.complexity for function in measured.functions}
     rows = []
     for key, recorded in baseline.functions.items():

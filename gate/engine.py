@@ -5,22 +5,22 @@ from __future__ import annotations
 import ast
 import fnmatch
 import io
+import multiprocessing
 import os
 import re
 import subprocess
 import tokenize
 import warnings
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
-from gate.checks import RULES, TEARDOWN_CHECKS
+from gate.cache import NoCache, ResultCache
+from gate.checks import RULES
 from gate.checks.base import Reporter
-from gate.checks.teardown import analyse_module
+from gate.checks.candidates import index_functions, is_candidate
 from gate.complexity.measure import FunctionComplexity, measure
 from gate.complexity.ratchet import judge
 from gate.complexity.session import ComplexitySession
@@ -164,23 +164,29 @@ def may_hold_teardown(data: bytes) -> bool:
 
 
 def check_file(
-    source: SourceFile, settings: GateConfig, key_path: str | None = None, teardown: bool = True
+    source: SourceFile,
+    settings: GateConfig,
+    key_path: str | None = None,
+    teardown: bool = True,
+    prefilter: bool = True,
+    data: bytes | None = None,
 ) -> FileResult:
     """Every teardown finding and complexity measurement for one file.
 
-    `key_path` is the repo-relative path complexity keys use (default: the shown path). Never
-    raises for problems in the file itself: those become findings.
+    `key_path` is the repo-relative path complexity keys use (default: the shown path); `data`
+    the file's bytes when the caller has read them. Never raises for problems in the file
+    itself: those become findings.
     """
     result = FileResult()
     reporter = Reporter(source.display, RULES, lambda node: Location(source.display, 1, 1))
-    try:
-        data = source.path.read_bytes()
-    except OSError as error:
-        reason = error.strerror or str(error)
-        result.findings.append(
-            reporter.finding("GATE901", None, f"cannot read file: {reason}", "unreadable")
-        )
-        return result
+    if data is None:
+        try:
+            data = source.path.read_bytes()
+        except OSError as error:
+            reason = error.strerror or str(error)
+            message = f"cannot read file: {reason}"
+            result.findings.append(reporter.finding("GATE901", None, message, "unreadable"))
+            return result
     text = _decode(data)
     try:
         with warnings.catch_warnings():
@@ -200,10 +206,32 @@ def check_file(
         )
         return result
     result.functions = measure(tree, key_path or source.display, text, source.display)
-    if teardown and may_hold_teardown(data):
-        result.findings.extend(_teardown_findings(source, data, settings, reporter))
+    if teardown and (may_hold_teardown(data) or not prefilter):
+        result.findings.extend(_teardown(source, text, tree, settings, reporter, prefilter))
     result.findings = _apply_noqa(result.findings, text)
     return result
+
+
+def _teardown(
+    source: SourceFile,
+    text: str,
+    tree: ast.Module,
+    settings: GateConfig,
+    reporter: Reporter,
+    prefilter: bool,
+) -> list[Finding]:
+    spans, level_triggered = index_functions(tree)
+    if prefilter:
+        candidates = [span for span in spans if is_candidate(span, settings.teardown)]
+    else:
+        candidates = [span for span in spans if span.is_async]
+    if not candidates:
+        return []
+    from gate.checks.file_pass import teardown_findings  # libcst loads only when needed
+
+    return teardown_findings(
+        source.display, text, spans, level_triggered, candidates, settings, reporter
+    )
 
 
 def _syntax_finding(display: str, error: Exception, reporter: Reporter) -> Finding:
@@ -215,62 +243,6 @@ def _syntax_finding(display: str, error: Exception, reporter: Reporter) -> Findi
         line, column, message = 1, 1, f"syntax error: {error}"
     reporter.locate = lambda node: Location(display, line, max(column, 1))
     return reporter.finding("GATE900", None, message, "syntax-error")
-
-
-def _teardown_findings(
-    source: SourceFile, data: bytes, settings: GateConfig, reporter: Reporter
-) -> list[Finding]:
-    try:
-        module = cst.parse_module(data)
-    except (cst.ParserSyntaxError, RecursionError, ValueError) as error:
-        line, column = _libcst_error_position(error)
-        reporter.locate = lambda node: Location(source.display, line, column)
-        return [
-            reporter.finding(
-                "GATE902",
-                None,
-                "teardown rules skipped: libcst cannot parse this line, though Python can",
-                "analysis-skipped",
-            )
-        ]
-    analysis = analyse_module(module, settings.teardown)
-    if not any(region.points or region.steps or region.swallowing for region in analysis.regions):
-        return []
-    positions: dict[object, object] = {}
-
-    def locate(node: object) -> Location:
-        if not positions:
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            positions.update(wrapper.resolve(PositionProvider))
-        code_range = positions[node]
-        start, end = code_range.start, code_range.end  # type: ignore[attr-defined]
-        return Location(source.display, start.line, start.column + 1, end.line, end.column + 1)
-
-    reporter.locate = locate
-    findings: list[Finding] = []
-    for check in TEARDOWN_CHECKS:
-        findings.extend(check.check(analysis, reporter))
-    return _unique_anchors(findings)
-
-
-def _libcst_error_position(error: Exception) -> tuple[int, int]:
-    match = re.search(r"error at (\d+):(\d+)", getattr(error, "message", ""))
-    if match:
-        return int(match.group(1)), int(match.group(2))
-    return getattr(error, "raw_line", 1) or 1, (getattr(error, "raw_column", 0) or 0) + 1
-
-
-def _unique_anchors(findings: list[Finding]) -> list[Finding]:
-    """Number repeated anchors in source order so that every fingerprint is distinct."""
-    counts: Counter[tuple[str, str]] = Counter()
-    unique = []
-    for finding in sorted(findings, key=Finding.sort_key):
-        key = (finding.code, finding.anchor)
-        counts[key] += 1
-        if counts[key] > 1:
-            finding = replace(finding, anchor=f"{finding.anchor}#{counts[key]}")
-        unique.append(finding)
-    return unique
 
 
 def _apply_noqa(findings: list[Finding], text: str) -> list[Finding]:
@@ -301,24 +273,122 @@ def code_selected(code: str, select: Iterable[str], ignore: Iterable[str]) -> bo
     return best_select >= 0 and best_select > best_ignore
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run, not what to report: workers (0 = one per core), the cache, and a progress
+    callback `progress(done, total)` the command line draws a bar with."""
+
+    jobs: int = 0
+    cache: bool = True
+    progress: Callable[[int, int], None] | None = None
+
+
+@dataclass(frozen=True)
+class _Job:
+    source: SourceFile
+    key_path: str
+    settings: GateConfig
+    teardown: bool
+    data: bytes | None
+
+
+def _run_job(job: _Job) -> FileResult:
+    return check_file(job.source, job.settings, job.key_path, teardown=job.teardown, data=job.data)
+
+
+def _pool_context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+def _compute(jobs: list[_Job], options: RunOptions, done: Callable[[], None]) -> list[FileResult]:
+    """Results in the order of `jobs`, on worker processes when there are enough files."""
+    workers = options.jobs or os.cpu_count() or 1
+    if workers <= 1 or len(jobs) < 32:
+        results = []
+        for job in jobs:
+            results.append(_run_job(job))
+            done()
+        return results
+    chunk = max(1, min(16, len(jobs) // (workers * 8)))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+        results = []
+        for result in pool.map(_run_job, jobs, chunksize=chunk):
+            results.append(result)
+            done()
+        return results
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None  # check_file reads it again and reports why it cannot
+
+
+def file_results(
+    files: Sequence[SourceFile],
+    session: ComplexitySession,
+    settings: GateConfig,
+    options: RunOptions,
+    teardown: bool = True,
+) -> list[tuple[str, FileResult]]:
+    """(key path, result) for every file, in order: from the cache where the bytes are unchanged,
+    computed otherwise (and then cached)."""
+    cache = ResultCache(session.root, settings) if options.cache else NoCache()
+    results: dict[int, tuple[str, FileResult]] = {}
+    jobs: list[_Job] = []
+    waiting: list[tuple[int, str, str]] = []  # index in `files`, cache key, digest
+    progress = iter(range(1, len(files) + 1))
+
+    def done() -> None:
+        if options.progress is not None:
+            options.progress(next(progress), len(files))
+
+    for index, source in enumerate(files):
+        key_path = session.relative(source.path)
+        data = _read(source.path)
+        key = f"{source.display}\0{key_path}\0{int(teardown)}"
+        digest = ResultCache.digest(data) if data is not None else ""
+        hit = cache.get(key, digest)
+        if hit is not None:
+            results[index] = (key_path, FileResult(*hit))
+            done()
+            continue
+        jobs.append(_Job(source, key_path, settings, teardown, data))
+        waiting.append((index, key, digest))
+    computed = _compute(jobs, options, done)
+    for (index, key, digest), job, result in zip(waiting, jobs, computed, strict=True):
+        results[index] = (job.key_path, result)
+        cache.put(key, digest, result.findings, result.functions)
+    cache.save()
+    return [results[index] for index in range(len(files))]
+
+
+def selection(
+    settings: GateConfig, select: Sequence[str] | None, ignore: Sequence[str] | None
+) -> Callable[[str], bool]:
+    """Is a code reported? Command-line --select replaces the config's; ignores add up.
+    GATE900 is always reported: a file that does not parse was not checked at all."""
+    chosen_select = tuple(select) if select else settings.select
+    chosen_ignore = tuple(ignore or ()) + settings.ignore
+    return lambda code: code == "GATE900" or code_selected(code, chosen_select, chosen_ignore)
+
+
 def run_check(
     paths: Sequence[Path],
     loaded: LoadedConfig,
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
     base: str | None = None,
+    options: RunOptions | None = None,
 ) -> CheckResult:
     """Check every file under `paths`; findings sorted by path, line, column, code.
 
     Raises BaselineError (a ConfigError) when the complexity baseline is broken.
     """
     settings = loaded.settings
-    chosen_select = tuple(select) if select else settings.select
-    chosen_ignore = tuple(ignore or ()) + settings.ignore
-
-    def wanted(code: str) -> bool:
-        return code == "GATE900" or code_selected(code, chosen_select, chosen_ignore)
-
+    wanted = selection(settings, select, ignore)
     files = discover(paths, loaded)
     session = ComplexitySession(loaded, base)
     ratchet = any(wanted(code) for code in ("GATE200", "GATE201", "GATE202"))
@@ -326,9 +396,7 @@ def run_check(
     findings: list[Finding] = []
     functions: list[FunctionComplexity] = []
     measured_paths: set[str] = set()
-    for source in files:
-        key_path = session.relative(source.path)
-        result = check_file(source, settings, key_path)
+    for key_path, result in file_results(files, session, settings, options or RunOptions()):
         findings.extend(finding for finding in result.findings if wanted(finding.code))
         if result.functions is not None:
             functions.extend(result.functions)
@@ -336,8 +404,7 @@ def run_check(
     if ratchet:
         recorded = baseline.functions if baseline is not None else {}
         judged = session.judged_paths(measured_paths, paths, recorded)
-        inputs = session.inputs(baseline, judged)
-        ratchet_findings = judge(functions, inputs, settings.complexity)
+        ratchet_findings = judge(functions, session.inputs(baseline, judged), settings.complexity)
         findings.extend(finding for finding in ratchet_findings if wanted(finding.code))
     findings.sort(key=Finding.sort_key)
     return CheckResult(findings, len(files), functions)
@@ -350,13 +417,16 @@ class Measurements:
     unparsed: list[Finding]
 
 
-def measure_paths(paths: Sequence[Path], loaded: LoadedConfig) -> Measurements:
+def measure_paths(
+    paths: Sequence[Path], loaded: LoadedConfig, options: RunOptions | None = None
+) -> Measurements:
     """Complexity of every function under `paths`, without the teardown rules."""
     session = ComplexitySession(loaded)
     result = Measurements([], set(), [])
-    for source in discover(paths, loaded):
-        key_path = session.relative(source.path)
-        checked = check_file(source, loaded.settings, key_path, teardown=False)
+    files = discover(paths, loaded)
+    for key_path, checked in file_results(
+        files, session, loaded.settings, options or RunOptions(), teardown=False
+    ):
         if checked.functions is None:
             result.unparsed.extend(checked.findings)
         else:

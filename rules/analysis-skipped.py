@@ -1,10 +1,8 @@
 # Annotated example for GATE902 analysis-skipped: valid Python that libcst rejects.
-# ruleid: analysis-skipped
-(total): int = 0
-
-
 async def run(job):
+    # ruleid: analysis-skipped
+    (total): int = 0
     try:
         await job.run()
     finally:
-        job.cleanup()
+        job.cleanup(total)

@@ -1,8 +1,9 @@
 """# GATE902 analysis-skipped
 
 ## What it does
-Warns when Python parses a file but libcst, the parser the teardown rules run on, rejects it. The
-file's teardown code was not checked; its complexity still was.
+Warns when Python parses a file but libcst, the parser the teardown rules run on, rejects an async
+function that can hold a teardown region (libcst is handed only those functions). The file's
+teardown code was not checked; its complexity still was.
 
 ## Why is this bad?
 It is not a bug in your code: libcst does not accept every valid program (a parenthesized
@@ -11,26 +12,22 @@ silently escape the teardown rules.
 
 ## Example
 ```python
-(total): int = 0
-
-
 async def run(job):
+    (total): int = 0
     try:
         await job.run()
     finally:
-        job.cleanup()
+        job.cleanup(total)
 ```
 
 ## Use instead
 ```python
-total: int = 0
-
-
 async def run(job):
+    total: int = 0
     try:
         await job.run()
     finally:
-        job.cleanup()
+        job.cleanup(total)
 ```
 
 ## Known problems
@@ -46,7 +43,7 @@ from gate.model import Severity
 RULE = Rule(
     code="GATE902",
     name="analysis-skipped",
-    summary="libcst could not parse a valid file, so its teardown code was not checked",
+    summary="libcst could not parse valid code, so its teardown code was not checked",
     severity=Severity.WARNING,
     doc=__doc__ or "",
     fix="Rewrite the construct libcst rejects, or report it upstream to libcst.",

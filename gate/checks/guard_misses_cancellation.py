@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.checks.base import Reporter, Rule
-from gate.checks.teardown import ModuleAnalysis, precedes
+from gate.checks.regions import ModuleAnalysis, precedes
 from gate.model import Finding, Severity
 
 RULE = Rule(

@@ -12,15 +12,23 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gate.checks.candidates import CANCEL_NAMES, FunctionSpan, configured, is_candidate
+from gate.checks.regions import (
+    CriticalStep,
+    Guard,
+    InterruptPoint,
+    ModuleAnalysis,
+    Region,
+    Snippet,
+    SwallowingHandler,
+    precedes,
+)
 from gate.config import TeardownConfig
 
-CANCEL_NAMES = frozenset({"CancelledError", "Cancelled", "BaseException"})
 SHIELD_SCOPES = frozenset({"CancelScope", "move_on_after", "move_on_at", "fail_after", "fail_at"})
-LEVEL_TRIGGERED_LIBRARIES = frozenset({"trio", "anyio"})
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
@@ -141,93 +149,6 @@ def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     if isinstance(body, cst.SimpleStatementSuite):
         return [body]
     return body.body  # type: ignore[return-value]
-
-
-# ---------------------------------------------------------------------------------------------
-# Events
-
-
-@dataclass(eq=False)
-class Guard:
-    """A construct inside a region that encloses some code: what it does to an interrupt."""
-
-    kind: str  # "holds" | "suppress" | "shield" | "finally" | "misses"
-    node: cst.CSTNode
-    report_node: cst.CSTNode | None = None
-    finally_body: cst.BaseSuite | None = None
-
-
-@dataclass(eq=False)
-class InterruptPoint:
-    node: cst.CSTNode
-    statement: cst.CSTNode
-    order: int
-    path: tuple[tuple[int, str], ...]
-    loops: tuple[int, ...]
-    guards: tuple[Guard, ...]
-    text: str
-    exempt_level_triggered: bool = False
-    guarded: bool = False
-    shielded: bool = False
-
-
-@dataclass(eq=False)
-class CriticalStep:
-    statement: cst.CSTNode
-    label: str  # `self._cleanup()`, or the statement's text when marked `# gate: critical`
-    order: int
-    path: tuple[tuple[int, str], ...]
-    loops: tuple[int, ...]
-    finally_ancestors: tuple[int, ...]
-    text: str
-    points: list[InterruptPoint] = field(default_factory=list)
-    uses_asyncio_shield: bool = False
-    exempt_aclose: bool = False
-
-
-@dataclass(eq=False)
-class SwallowingHandler:
-    handler: cst.CSTNode
-    text: str
-
-
-@dataclass(eq=False)
-class Region:
-    """One teardown region of one function, with what the analysis found in it."""
-
-    kind: str  # "finally" | "cancel-handler" | "__aexit__" | "configured" | "helper"
-    function: str
-    body_owner: cst.CSTNode
-    level_triggered: bool
-    origin: str = ""
-    points: list[InterruptPoint] = field(default_factory=list)
-    steps: list[CriticalStep] = field(default_factory=list)
-    guards_missing_cancel: list[tuple[Guard, InterruptPoint]] = field(default_factory=list)
-    swallowing: list[SwallowingHandler] = field(default_factory=list)
-    helper_calls: list[str] = field(default_factory=list)
-
-
-_EXCLUSIVE_BRANCHES = ({"if", "else"}, {"handler", "tryelse"}, {"case"})
-
-
-def _exclusive(a: tuple[tuple[int, str], ...], b: tuple[tuple[int, str], ...]) -> bool:
-    """Can two pieces of code with these branch paths never both run in one pass?"""
-    for (node_a, branch_a), (node_b, branch_b) in zip(a, b, strict=False):
-        if node_a != node_b:
-            return False
-        if branch_a != branch_b:
-            kinds = {branch_a.split(":")[0], branch_b.split(":")[0]}
-            return any(kinds <= group for group in _EXCLUSIVE_BRANCHES)
-    return False
-
-
-def precedes(point: InterruptPoint, step: CriticalStep) -> bool:
-    """Can an interrupt at `point` happen before `step` runs, in this pass or a loop's next one?"""
-    if _exclusive(point.path, step.path):
-        return False
-    if point.order < step.order and point.statement is not step.statement:
-        return True
-    return bool(set(point.loops) & set(step.loops))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -578,59 +499,50 @@ def resolve_guards(region: Region) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Finding regions
+# Finding the functions to analyse: a cheap `ast` pass decides which ones can hold a region
 
 
-@dataclass
-class _Function:
-    node: cst.FunctionDef
-    qualname: str
-    class_qualname: str | None
+class AnalysisError(Exception):
+    """libcst could not take a function Python accepts; `line`/`column` say where."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
 
 
-class _FunctionIndex(cst.CSTVisitor):
-    """Every function with its `__qualname__` and whether the module imports trio/anyio."""
+def _error_position(error: cst.ParserSyntaxError) -> tuple[int, int]:
+    match = re.search(r"error at (\d+):(\d+)", error.message)
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    return error.raw_line, error.raw_column + 1
 
-    def __init__(self) -> None:
-        self.functions: list[_Function] = []
-        self.scope: list[tuple[str, str]] = []  # (kind, name)
-        self.libraries: set[str] = set()
 
-    def _qualname(self, name: str) -> str:
-        parts = []
-        for kind, scope_name in self.scope:
-            parts.append(scope_name)
-            if kind == "def":
-                parts.append("<locals>")
-        return ".".join([*parts, name])
+def parse_function(lines: Sequence[str], span: FunctionSpan) -> Snippet:
+    """Parse just this function's lines with libcst; raises AnalysisError when libcst cannot.
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(("class", node.name.value))
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scope.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        owner = None
-        if self.scope and self.scope[-1][0] == "class":
-            owner = self._qualname("")[:-1]
-        self.functions.append(_Function(node, self._qualname(node.name.value), owner))
-        self.scope.append(("def", node.name.value))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scope.pop()
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name:
-                self.libraries.add(name.split(".")[0])
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.module is not None and not node.relative:
-            name = dotted_name(node.module)
-            if name:
-                self.libraries.add(name.split(".")[0])
+    An indented function is wrapped in `if True:` so that its own indentation stays valid and
+    columns need no adjusting; only lines shift.
+    """
+    body = "".join(lines[span.first_line - 1 : span.last_line])
+    if not body.endswith(("\n", "\r")):
+        body += "\n"
+    offset = span.first_line - (2 if span.indented else 1)
+    try:
+        module = cst.parse_module("if True:\n" + body if span.indented else body)
+    except cst.ParserSyntaxError as error:
+        line, column = _error_position(error)
+        raise AnalysisError("libcst cannot parse this line", offset + line, column) from None
+    except RecursionError:
+        raise AnalysisError("nested too deeply", span.first_line, 1) from None
+    if span.indented:
+        wrapper = module.body[0]
+        assert isinstance(wrapper, cst.If)
+        function = _statements(wrapper.body)[0]
+    else:
+        function = module.body[0]
+    assert isinstance(function, cst.FunctionDef)
+    return Snippet(module, function, offset)
 
 
 class _RegionFinder:
@@ -679,64 +591,95 @@ class _RegionFinder:
                 self.scan(case.body)
 
 
-@dataclass
-class ModuleAnalysis:
-    regions: list[Region]
-    level_triggered: bool
+class _Analyser:
+    """Parses each function once, on demand, and collects the regions analysed in it."""
 
+    def __init__(
+        self,
+        lines: Sequence[str],
+        spans: list[FunctionSpan],
+        level_triggered: bool,
+        config: TeardownConfig,
+    ) -> None:
+        self.lines = lines
+        self.config = config
+        self.tokens = tuple(t for t in (name_words(token) for token in config.tokens) if t)
+        self.by_qualname = {span.qualname: span for span in spans}
+        self.result = ModuleAnalysis([], level_triggered, [], {})
+        self.parsed: dict[str, Snippet] = {}
 
-def analyse_module(module: cst.Module, config: TeardownConfig) -> ModuleAnalysis:
-    """Find and analyse every teardown region of every async function in the module."""
-    index = _FunctionIndex()
-    module.visit(index)
-    level_triggered = bool(index.libraries & LEVEL_TRIGGERED_LIBRARIES)
-    tokens = tuple(name_words(token) for token in config.tokens)
-    tokens = tuple(token for token in tokens if token)
-    by_qualname = {fn.qualname: fn for fn in index.functions}
-    regions: list[Region] = []
-    analysed: set[int] = set()
+    def snippet_of(self, span: FunctionSpan) -> Snippet:
+        if span.qualname not in self.parsed:
+            self.parsed[span.qualname] = parse_function(self.lines, span)
+            self.result.snippets.append(self.parsed[span.qualname])
+        return self.parsed[span.qualname]
 
-    def analyse(fn: _Function, kind: str, body: cst.BaseSuite, origin: str = "") -> Region:
-        region = Region(kind, fn.qualname, body, level_triggered, origin)
-        walker = _RegionWalker(module, region, config, fn.node.body, tokens)
+    def analyse(
+        self, span: FunctionSpan, kind: str, body: cst.BaseSuite, origin: str = ""
+    ) -> Region:
+        snippet = self.snippet_of(span)
+        region = Region(kind, span.qualname, body, self.result.level_triggered, origin)
+        walker = _RegionWalker(
+            snippet.module, region, self.config, snippet.function.body, self.tokens
+        )
         walker.walk_suite(body)
         resolve_guards(region)
-        regions.append(region)
+        self.result.regions.append(region)
+        self.result.region_snippets[id(region)] = snippet
         return region
 
-    pending: list[tuple[_Function, Region]] = []
-    for fn in index.functions:
-        if fn.node.asynchronous is None:
-            continue
-        whole_body = fn.node.name.value == "__aexit__" or any(
-            fnmatch.fnmatchcase(fn.qualname, pattern) for pattern in config.teardown_functions
-        )
-        if whole_body:
-            kind = "__aexit__" if fn.node.name.value == "__aexit__" else "configured"
-            analysed.add(id(fn.node))
-            pending.append((fn, analyse(fn, kind, fn.node.body)))
-            continue
+    def regions_of(self, span: FunctionSpan) -> list[Region]:
+        function = self.snippet_of(span).function
+        if span.name == "__aexit__" or configured(span, self.config):
+            kind = "__aexit__" if span.name == "__aexit__" else "configured"
+            return [self.analyse(span, kind, function.body)]
         finder = _RegionFinder()
-        finder.scan(fn.node.body)
-        for kind, body in finder.found:
-            pending.append((fn, analyse(fn, kind, body)))
+        finder.scan(function.body)
+        return [self.analyse(span, kind, body) for kind, body in finder.found]
 
-    # Awaited helpers called from a region are teardown too: analyse their bodies as regions.
-    while pending:
-        caller, region = pending.pop(0)
-        for name in region.helper_calls:
-            helper = _resolve_helper(name, caller, by_qualname)
-            if helper is None or id(helper.node) in analysed or helper.node.asynchronous is None:
-                continue
-            analysed.add(id(helper.node))
-            origin = f"awaited from a teardown region in {caller.qualname}"
-            pending.append((helper, analyse(helper, "helper", helper.node.body, origin)))
-    return ModuleAnalysis(regions, level_triggered)
+    def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
+        """Awaited helpers called from a region are teardown too: their bodies are regions."""
+        while pending:
+            caller, region = pending.pop(0)
+            for name in region.helper_calls:
+                helper = _resolve_helper(name, caller, self.by_qualname)
+                if helper is None or helper.qualname in seen or not helper.is_async:
+                    continue
+                seen.add(helper.qualname)
+                origin = f"awaited from a teardown region in {caller.qualname}"
+                body = self.snippet_of(helper).function.body
+                pending.append((helper, self.analyse(helper, "helper", body, origin)))
+
+
+def analyse_functions(
+    lines: Sequence[str],
+    spans: list[FunctionSpan],
+    level_triggered: bool,
+    config: TeardownConfig,
+    candidates: list[FunctionSpan] | None = None,
+) -> ModuleAnalysis:
+    """Analyse the teardown regions of the candidate functions, and of the awaited helpers
+    their regions call; each function is parsed by libcst on its own.
+
+    `candidates` defaults to the spans `is_candidate` picks. Raises AnalysisError when libcst
+    rejects a function Python accepts, and RecursionError on pathologically deep code.
+    """
+    analyser = _Analyser(lines, spans, level_triggered, config)
+    if candidates is None:
+        candidates = [span for span in spans if is_candidate(span, config)]
+    pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
+    # A function whose whole body was a region needs no second look as a helper; one with only
+    # a finally block still does, since an awaiting caller can be interrupted anywhere in it.
+    whole = {
+        span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
+    }
+    analyser.follow_helpers(pending, whole)
+    return analyser.result
 
 
 def _resolve_helper(
-    name: str, caller: _Function, by_qualname: dict[str, _Function]
-) -> _Function | None:
+    name: str, caller: FunctionSpan, by_qualname: dict[str, FunctionSpan]
+) -> FunctionSpan | None:
     """The function an awaited `self.x()` or bare `x()` call runs, when this module defines it."""
     parts = name.split(".")
     if len(parts) == 2 and parts[0] in ("self", "cls") and caller.class_qualname:

@@ -13,10 +13,9 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-import radon
-from radon.complexity import cc_rank
-from radon.visitors import ComplexityVisitor, Function
+import radon  # only its version: the visitor is imported when a file is measured
 
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
@@ -42,6 +41,8 @@ class FunctionComplexity:
 
     @property
     def rank(self) -> str:
+        from radon.complexity import cc_rank
+
         return cc_rank(self.complexity)
 
 
@@ -57,13 +58,15 @@ def _walk(node: ast.AST, prefix: str, in_function: bool) -> Iterator[tuple[str, 
             yield from _walk(child, prefix, in_function)
 
 
-def _flatten(functions: list[Function]) -> Iterator[Function]:
+def _flatten(functions: list[Any]) -> Iterator[Any]:
     for function in functions:
         yield function
         yield from _flatten(function.closures)
 
 
 def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
+    from radon.visitors import ComplexityVisitor
+
     visitor = ComplexityVisitor.from_ast(tree)
     numbers = {}
     classes = list(visitor.classes)
@@ -79,6 +82,8 @@ def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
 
 def _single(node: FunctionNode) -> int:
     """radon's number for a function radon's module pass dropped (one in a nested class)."""
+    from radon.visitors import ComplexityVisitor
+
     visitor = ComplexityVisitor.from_ast(node)
     for function in visitor.functions:
         if (function.lineno, function.col_offset) == (node.lineno, node.col_offset):

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate.harness.faults import FAULTS
+
 Scenario = Callable[[Path], Awaitable[Any]]
 Check = Callable[[Path], Any]
 
-FAULTS = ("cancel", "error")
 PROBLEM_ORDER = ("check-failed", "swallowed", "replaced", "hung", "diverged", "error")
 _STDLIB = sysconfig.get_paths()["stdlib"]
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))

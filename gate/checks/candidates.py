@@ -1,0 +1,110 @@
+"""Which functions can hold a teardown region, decided by a cheap `ast` pass (no libcst)."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import dataclass
+
+from gate.config import TeardownConfig
+
+CANCEL_NAMES = frozenset({"CancelledError", "Cancelled", "BaseException"})
+LEVEL_TRIGGERED_LIBRARIES = frozenset({"trio", "anyio"})
+
+
+@dataclass
+class FunctionSpan:
+    """A function as the `ast` pass sees it: where it is, and whether it can hold a region."""
+
+    qualname: str
+    class_qualname: str | None
+    name: str
+    is_async: bool
+    first_line: int  # the `def` line (decorators excluded)
+    last_line: int
+    indented: bool
+    has_region_syntax: bool
+
+
+def _ast_catches_cancellation(node: ast.expr | None) -> bool:
+    if node is None:
+        return True
+    if isinstance(node, ast.Tuple):
+        return any(_ast_catches_cancellation(element) for element in node.elts)
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        return name == "get_cancelled_exc_class"
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    return name in CANCEL_NAMES
+
+
+def _has_region_syntax(function: ast.AST) -> bool:
+    """A `finally:` or a cancellation handler in the function's own code (not nested defs)."""
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Try | _TRY_STAR) and (
+            node.finalbody or any(_ast_catches_cancellation(h.type) for h in node.handlers)
+        ):
+            return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
+_TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The top-level packages an import statement names (relative imports name none)."""
+    if isinstance(node, ast.Import):
+        return {alias.name.split(".")[0] for alias in node.names}
+    return {node.module.split(".")[0]} if node.module and not node.level else set()
+
+
+def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
+    """Every function with its `__qualname__`, and whether the module imports trio or anyio."""
+    spans: list[FunctionSpan] = []
+    libraries: set[str] = set()
+
+    def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qualname = prefix + child.name
+                is_async = isinstance(child, ast.AsyncFunctionDef)
+                spans.append(
+                    FunctionSpan(
+                        qualname,
+                        owner,
+                        child.name,
+                        is_async,
+                        child.lineno,
+                        child.end_lineno or child.lineno,
+                        child.col_offset > 0,
+                        is_async and _has_region_syntax(child),
+                    )
+                )
+                walk(child, f"{qualname}.<locals>.", None)
+            elif isinstance(child, ast.ClassDef):
+                qualname = prefix + child.name
+                walk(child, f"{qualname}.", qualname)
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                libraries.update(_imported(child))
+            elif not isinstance(child, ast.expr):
+                walk(child, prefix, owner)
+
+    walk(tree, "", None)
+    return spans, bool(libraries & LEVEL_TRIGGERED_LIBRARIES)
+
+
+def is_candidate(span: FunctionSpan, config: TeardownConfig) -> bool:
+    """Can this function hold a teardown region (before following awaited helpers)?"""
+    return span.is_async and (
+        span.has_region_syntax or span.name == "__aexit__" or configured(span, config)
+    )
+
+
+def configured(span: FunctionSpan, config: TeardownConfig) -> bool:
+    return any(fnmatch.fnmatchcase(span.qualname, pattern) for pattern in config.teardown_functions)

@@ -1,0 +1,150 @@
+"""The prefilter, the cache, parallel workers and the progress bar change speed, not results."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write
+from hypothesis import given, settings
+from test_properties import STATEMENTS
+
+from gate import engine
+from gate.cache import CACHE_DIR, CACHE_FILE
+from gate.cli import main
+from gate.config import GateConfig
+from gate.engine import SourceFile, check_file
+from gate.progress import progress_bar
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = sorted((ROOT / "rules").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+
+
+def findings(path: Path, prefilter: bool) -> list[tuple]:
+    result = check_file(SourceFile(path, path.name), GateConfig(), prefilter=prefilter)
+    return [(f.code, f.location, f.message, f.related) for f in result.findings]
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_prefilter_changes_no_finding_on_the_corpus(path: Path) -> None:
+    assert findings(path, True) == findings(path, False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(body=STATEMENTS)
+def test_prefilter_changes_no_finding_on_generated_code(tmp_path_factory, body) -> None:
+    lines = ["import asyncio, contextlib, trio", "class C:", "    async def run(self):"]
+    lines += ["        await self.go()", "        try:", "            pass", "        finally:"]
+    lines += ["            " + line for line in body]
+    lines += ["    async def helper(self):", "        await self.cleanup()", "        self.save()"]
+    path = tmp_path_factory.mktemp("p") / "generated.py"
+    path.write_text("\n".join(lines) + "\n")
+    assert findings(path, True) == findings(path, False)
+
+
+BUGGY = """\
+async def run(job):
+    try:
+        await job.evaluate()
+    finally:
+        await job.post_run()
+        job.write_result()
+"""
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code = main(["check", "--format", "json", *argv])
+    assert code in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_warm_run_reads_the_cache(in_tmp: Path, capsys, monkeypatch) -> None:
+    write(in_tmp / "job.py", BUGGY)
+    cold = run_json(capsys)
+    assert (in_tmp / CACHE_DIR / CACHE_FILE).is_file()
+    assert (in_tmp / CACHE_DIR / ".gitignore").read_text().endswith("*\n")
+
+    def no_work(job):
+        raise AssertionError("a cached file was checked again")
+
+    monkeypatch.setattr(engine, "_run_job", no_work)
+    assert run_json(capsys) == cold
+
+
+def test_changed_file_misses_the_cache(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "job.py", BUGGY)
+    assert run_json(capsys)["summary"]["findings"] == 1
+    write(in_tmp / "job.py", BUGGY.replace("        await job.post_run()\n", ""))
+    assert run_json(capsys)["summary"]["findings"] == 0
+
+
+def test_corrupt_cache_is_ignored_and_rewritten(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "job.py", BUGGY)
+    cold = run_json(capsys)
+    cache = in_tmp / CACHE_DIR / CACHE_FILE
+    cache.write_bytes(cache.read_bytes()[:100])
+    assert run_json(capsys) == cold
+    cache.write_bytes(b"\x00garbage")
+    assert run_json(capsys) == cold
+    assert cache.stat().st_size > 100  # rewritten
+
+
+def test_no_cache_writes_nothing(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "job.py", BUGGY)
+    run_json(capsys, "--no-cache")
+    assert not (in_tmp / CACHE_DIR).exists()
+
+
+def test_settings_change_misses_the_cache(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "job.py", BUGGY.replace("write_result", "archive_run"))
+    assert run_json(capsys)["summary"]["findings"] == 0
+    write(in_tmp / "pyproject.toml", '[tool.gate.teardown]\nextend-critical-tokens = ["archive"]\n')
+    assert run_json(capsys)["summary"]["findings"] == 1
+
+
+def _corpus(root: Path, count: int) -> None:
+    for number in range(count):
+        body = BUGGY if number % 3 == 0 else f"def f{number}(x):\n    return x\n"
+        write(root / f"pkg{number % 4}" / f"mod{number}.py", body)
+    write(root / "pkg0" / "broken.py", "def f(:\n")
+
+
+def test_parallel_workers_give_the_same_report(in_tmp: Path, capsys) -> None:
+    _corpus(in_tmp, 60)
+    serial = run_json(capsys, "--no-cache", "--jobs", "1")
+    parallel = run_json(capsys, "--no-cache", "--jobs", "2")
+    assert parallel == serial
+    assert serial["summary"] == {"files": 61, "findings": 21}
+
+
+def test_concurrent_runs_leave_a_usable_cache(in_tmp: Path, capsys) -> None:
+    _corpus(in_tmp, 40)
+    command = [sys.executable, "-m", "gate", "check", "--format", "json", "--jobs", "1"]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(3)]
+    outputs = [json.loads(run.communicate()[0]) for run in runs]
+    assert all(output == outputs[0] for output in outputs)
+    assert run_json(capsys) == outputs[0]
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    assert progress_bar(io.StringIO()) is None
+    stream = FakeTerminal()
+    progress = progress_bar(stream, delay=0)
+    assert progress is not None
+    for done in range(1, 11):
+        progress(done, 10)
+    assert "gate check" in stream.getvalue()
+    quiet = FakeTerminal()
+    short = progress_bar(quiet, delay=60)
+    for done in range(1, 11):
+        short(done, 10)
+    assert quiet.getvalue() == ""  # a run shorter than the delay shows no bar
