@@ -87,6 +87,10 @@ class ComplexityConfig(_Strict):
     paths: tuple[PathThreshold, ...] = ()
     stale_severity: Literal["error", "warning"] = Field("error", alias="stale-severity")
 
+    @property
+    def lowest_threshold(self) -> int:
+        return min([self.threshold, *(path.threshold for path in self.paths)])
+
 
 class GateConfig(_Strict):
     include: tuple[str, ...] = ("*.py", "*.pyi")

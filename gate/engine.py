@@ -180,36 +180,41 @@ def check_file(
     result = FileResult()
     reporter = Reporter(source.display, RULES, lambda node: Location(source.display, 1, 1))
     if data is None:
-        try:
-            data = source.path.read_bytes()
-        except OSError as error:
-            reason = error.strerror or str(error)
+        data, reason = _read(source.path)
+        if data is None:
             message = f"cannot read file: {reason}"
             result.findings.append(reporter.finding("GATE901", None, message, "unreadable"))
             return result
     text = _decode(data)
+    tree = _parse(data, source.display, reporter, result.findings)
+    if tree is None:
+        return result
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not gate's to print
-            tree = compile(data, source.display, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        result.findings.append(_syntax_finding(source.display, error, reporter))
-        return result
+        floor = settings.complexity.lowest_threshold
+        result.functions = measure(tree, key_path or source.display, text, source.display, floor)
     except RecursionError:
-        result.findings.append(
-            reporter.finding(
-                "GATE902",
-                None,
-                "gate could not analyse this file: nested too deeply",
-                "analysis-skipped",
-            )
-        )
-        return result
-    result.functions = measure(tree, key_path or source.display, text, source.display)
+        message = "complexity not measured: the code is nested too deeply for radon"
+        result.findings.append(reporter.finding("GATE902", None, message, "analysis-skipped"))
     if teardown and (may_hold_teardown(data) or not prefilter):
         result.findings.extend(_teardown(source, text, tree, settings, reporter, prefilter))
     result.findings = _apply_noqa(result.findings, text)
     return result
+
+
+def _parse(
+    data: bytes, display: str, reporter: Reporter, findings: list[Finding]
+) -> ast.Module | None:
+    """The `ast` tree, or None with a GATE900/GATE902 finding added to `findings`."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not gate's to print
+            return compile(data, display, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        findings.append(_syntax_finding(display, error, reporter))
+    except RecursionError:
+        message = "gate could not analyse this file: nested too deeply"
+        findings.append(reporter.finding("GATE902", None, message, "analysis-skipped"))
+    return None
 
 
 def _teardown(
@@ -319,11 +324,12 @@ def _compute(jobs: list[_Job], options: RunOptions, done: Callable[[], None]) ->
         return results
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path) -> tuple[bytes | None, str]:
+    """The file's bytes, or None and why not."""
     try:
-        return path.read_bytes()
-    except OSError:
-        return None  # check_file reads it again and reports why it cannot
+        return path.read_bytes(), ""
+    except OSError as error:
+        return None, str(error.strerror or error)
 
 
 def file_results(
@@ -347,7 +353,7 @@ def file_results(
 
     for index, source in enumerate(files):
         key_path = session.relative(source.path)
-        data = _read(source.path)
+        data, _ = _read(source.path)  # check_file reads an unreadable file again, and reports it
         key = f"{source.display}\0{key_path}\0{int(teardown)}"
         digest = ResultCache.digest(data) if data is not None else ""
         hit = cache.get(key, digest)

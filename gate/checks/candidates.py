@@ -6,6 +6,7 @@ import ast
 import fnmatch
 from dataclasses import dataclass
 
+from gate.astwalk import child_statements
 from gate.config import TeardownConfig
 
 CANCEL_NAMES = frozenset({"CancelledError", "Cancelled", "BaseException"})
@@ -41,16 +42,16 @@ def _ast_catches_cancellation(node: ast.expr | None) -> bool:
 
 def _has_region_syntax(function: ast.AST) -> bool:
     """A `finally:` or a cancellation handler in the function's own code (not nested defs)."""
-    pending = list(ast.iter_child_nodes(function))
+    pending = list(child_statements(function))
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         if isinstance(node, ast.Try | _TRY_STAR) and (
             node.finalbody or any(_ast_catches_cancellation(h.type) for h in node.handlers)
         ):
             return True
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(child_statements(node))
     return False
 
 
@@ -70,7 +71,7 @@ def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
     libraries: set[str] = set()
 
     def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 qualname = prefix + child.name
                 is_async = isinstance(child, ast.AsyncFunctionDef)
@@ -92,7 +93,7 @@ def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
                 walk(child, f"{qualname}.", qualname)
             elif isinstance(child, ast.Import | ast.ImportFrom):
                 libraries.update(_imported(child))
-            elif not isinstance(child, ast.expr):
+            else:
                 walk(child, prefix, owner)
 
     walk(tree, "", None)

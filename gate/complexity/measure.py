@@ -17,6 +17,8 @@ from typing import Any
 
 import radon  # only its version: the visitor is imported when a file is measured
 
+from gate.astwalk import child_statements
+
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
@@ -46,16 +48,16 @@ class FunctionComplexity:
         return cc_rank(self.complexity)
 
 
-def _walk(node: ast.AST, prefix: str, in_function: bool) -> Iterator[tuple[str, FunctionNode]]:
-    for child in ast.iter_child_nodes(node):
+def _walk(node: ast.AST, prefix: str) -> Iterator[tuple[str, FunctionNode]]:
+    for child in child_statements(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
             qualname = f"{prefix}{child.name}"
             yield qualname, child
-            yield from _walk(child, f"{qualname}.<locals>.", True)
+            yield from _walk(child, f"{qualname}.<locals>.")
         elif isinstance(child, ast.ClassDef):
-            yield from _walk(child, f"{prefix}{child.name}.", in_function)
-        elif not isinstance(child, ast.Lambda):
-            yield from _walk(child, prefix, in_function)
+            yield from _walk(child, f"{prefix}{child.name}.")
+        else:
+            yield from _walk(child, prefix)
 
 
 def _flatten(functions: list[Any]) -> Iterator[Any]:
@@ -108,17 +110,19 @@ def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
 
 
 def measure(
-    tree: ast.Module, path: str, text: str = "", shown: str | None = None
+    tree: ast.Module, path: str, text: str = "", shown: str | None = None, hash_floor: int = 0
 ) -> list[FunctionComplexity]:
     """Every function and method in the tree, closures included, in source order.
 
-    `path` is the repo-relative POSIX path the keys use; `shown` the path reports use.
+    `path` is the repo-relative POSIX path the keys use; `shown` the path reports use. Only
+    functions above `hash_floor` (the lowest threshold) get a body hash: only those can be new
+    crossings worth matching against a vanished baseline entry.
     """
     numbers = _radon_numbers(tree)
     lines = text.splitlines() if "noqa" in text else []
     seen: Counter[str] = Counter()
     result = []
-    for qualname, node in _walk(tree, "", False):
+    for qualname, node in _walk(tree, ""):
         complexity = numbers.get((node.lineno, node.col_offset))
         if complexity is None:
             complexity = _single(node)
@@ -133,7 +137,7 @@ def measure(
                 line=node.lineno,
                 column=node.col_offset + 1,
                 end_line=node.end_lineno or node.lineno,
-                body_hash=_body_hash(node),
+                body_hash=_body_hash(node) if complexity > hash_floor else "",
                 noqa=_noqa(lines, node.lineno),
                 shown=shown if shown is not None else path,
             )
