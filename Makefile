@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint selfcheck pythons clean
+.PHONY: demo test lint selfcheck pythons bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ lint: $(STAMP)
 
 selfcheck: $(STAMP)
 	$(BIN)/gate check .
+
+# gate against ruff, xenon, radon and flake8-async on a tree of your choice: make bench TREE=path
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python benchmarks/compare.py $(TREE)
 
 clean:
 	rm -rf $(VENV) .venv-3.* .pytest_cache .ruff_cache .hypothesis .gate_cache

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
+from typing import Any
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
@@ -21,7 +21,6 @@ from gate.config import ConfigError, LoadedConfig, load_config
 from gate.diff import DiffError, changed_lines, keep
 from gate.engine import CheckResult, RunOptions, UsageError, measure_paths, run_check
 from gate.fsutil import atomic_write
-from gate.harness.faults import FAULTS
 from gate.model import Severity
 from gate.progress import progress_bar
 from gate.report import RENDERERS
@@ -38,6 +37,27 @@ __aexit__ that an interrupt at an earlier await can skip, and the guards that mi
 
 exit codes: 0 no findings, 1 findings, 2 usage, config or internal error.
 """
+
+
+class Terminal:
+    """Standard output as rich sees it; rich is imported only for colour or a table."""
+
+    @functools.cached_property
+    def console(self) -> Any:
+        from rich.console import Console
+
+        return Console(highlight=False)
+
+    @property
+    def is_terminal(self) -> bool:
+        return sys.stdout.isatty() and bool(self.console.is_terminal)
+
+    @property
+    def width(self) -> int:
+        return int(self.console.width)
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        self.console.print(*objects, **options)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,7 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="def check(workdir): raises when an artifact is missing (file.py:name or module:name)",
     )
     seams.add_argument(
-        "--faults", type=_faults, default=FAULTS, help="comma-separated: cancel,error (default)"
+        "--faults",
+        type=_faults,
+        default="cancel,error",
+        help="comma-separated (default cancel,error)",
     )
     seams.add_argument(
         "--timeout", type=_seconds, default=5.0, help="seconds per trial (default 5)"
@@ -212,7 +235,7 @@ def _report_context(result: CheckResult, loaded: LoadedConfig, color: bool) -> R
     )
 
 
-def _emit(rendered: str, output: Path | None, out: Console, color: bool) -> None:
+def _emit(rendered: str, output: Path | None, out: Terminal, color: bool) -> None:
     if output is not None:
         atomic_write(output, rendered)
     elif color:
@@ -236,7 +259,7 @@ def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
     return result
 
 
-def _run_check(args: argparse.Namespace, out: Console) -> int:
+def _run_check(args: argparse.Namespace, out: Terminal) -> int:
     start = args.paths[0] if args.paths else Path(".")
     loaded = load_config(args.config, start)
     result = _checked(args, loaded)
@@ -252,7 +275,7 @@ def _run_check(args: argparse.Namespace, out: Console) -> int:
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
 
 
-def _run_explain(args: argparse.Namespace, out: Console) -> int:
+def _run_explain(args: argparse.Namespace, out: Terminal) -> int:
     key = args.rule.strip()
     rule = RULES.get(key.upper()) or RULES_BY_NAME.get(key.lower())
     if rule is None:
@@ -261,7 +284,7 @@ def _run_explain(args: argparse.Namespace, out: Console) -> int:
     return EXIT_CLEAN
 
 
-def _run_rules(args: argparse.Namespace, out: Console) -> int:
+def _run_rules(args: argparse.Namespace, out: Terminal) -> int:
     width = max(len(rule.name) for rule in RULES.values())
     for rule in sorted(RULES.values(), key=lambda r: r.code):
         sys.stdout.write(
@@ -271,6 +294,8 @@ def _run_rules(args: argparse.Namespace, out: Console) -> int:
 
 
 def _faults(value: str) -> tuple[str, ...]:
+    from gate.harness.sweep import FAULTS
+
     faults = tuple(part.strip() for part in value.split(",") if part.strip())
     unknown = [fault for fault in faults if fault not in FAULTS]
     if unknown or not faults:
@@ -288,7 +313,7 @@ def _seconds(value: str) -> float:
     return seconds
 
 
-def _run_seams(args: argparse.Namespace, out: Console) -> int:
+def _run_seams(args: argparse.Namespace, out: Terminal) -> int:
     from gate.harness.sweep import SweepError, sweep
     from gate.harness.target import TargetError
     from gate.harness.target import load as load_target
@@ -317,7 +342,7 @@ def _baseline_config(args: argparse.Namespace) -> LoadedConfig:
     return load_config(args.config, args.paths[0] if args.paths else Path("."))
 
 
-def _run_baseline_update(args: argparse.Namespace, out: Console) -> int:
+def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
     loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
     existing = session.read(check_version=not args.rebaseline)
@@ -369,7 +394,7 @@ def _run_baseline_update(args: argparse.Namespace, out: Console) -> int:
     return EXIT_CLEAN
 
 
-def _run_baseline_show(args: argparse.Namespace, out: Console) -> int:
+def _run_baseline_show(args: argparse.Namespace, out: Terminal) -> int:
     from rich.table import Table
 
     loaded = _baseline_config(args)
@@ -404,7 +429,7 @@ def _run_baseline_show(args: argparse.Namespace, out: Console) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run gate with `argv` (default sys.argv[1:]); returns the exit code."""
     parser = build_parser()
-    out = Console(highlight=False)
+    out = Terminal()
     try:
         try:
             args = parser.parse_args(argv)

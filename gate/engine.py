@@ -36,10 +36,12 @@ class UsageError(Exception):
 
 @dataclass
 class SourceFile:
-    """One file to check: `display` is the cwd-relative POSIX path used in reports."""
+    """One file to check: `display` is the cwd-relative POSIX path used in reports, `relative`
+    the path relative to the project root that complexity keys use."""
 
     path: Path
     display: str
+    relative: str = ""
 
 
 @dataclass
@@ -107,31 +109,23 @@ def _matches(relative: str, patterns: Sequence[str]) -> bool:
 def discover(paths: Sequence[Path], loaded: LoadedConfig) -> list[SourceFile]:
     """The files to check under `paths`, honouring .gitignore and include/exclude."""
     settings = loaded.settings
+    root = os.path.realpath(loaded.root)
     seen: set[str] = set()
     result: list[SourceFile] = []
 
-    def relative_to_root(path: Path) -> str:
-        try:
-            return path.resolve().relative_to(loaded.root.resolve()).as_posix()
-        except (ValueError, OSError, RuntimeError):
-            return path.as_posix()
-
     def add(path: Path, explicit: bool) -> None:
-        relative = relative_to_root(path)
-        if settings.exclude and _matches(relative, settings.exclude):
-            return
         if not explicit and not _matches(path.name, settings.include):
             return
-        if not explicit and path.is_dir():
-            return  # a symlink to a directory, or a submodule: not followed
-        try:
-            key = str(path.resolve())
-        except (OSError, RuntimeError):
-            key = str(path.absolute())
-        if key in seen:
+        real = os.path.realpath(path)
+        relative = os.path.relpath(real, root).replace(os.sep, "/")
+        if relative.startswith("../"):
+            relative = path.as_posix()
+        if settings.exclude and _matches(relative, settings.exclude):
             return
-        seen.add(key)
-        result.append(SourceFile(path, display_path(path)))
+        if real in seen or (not explicit and os.path.isdir(real)):
+            return  # a second link to one file; a symlink to a directory is not followed
+        seen.add(real)
+        result.append(SourceFile(path, display_path(path), relative))
 
     for path in paths:
         if path.is_dir():
@@ -352,7 +346,7 @@ def file_results(
             options.progress(next(progress), len(files))
 
     for index, source in enumerate(files):
-        key_path = session.relative(source.path)
+        key_path = source.relative or session.relative(source.path)
         data, _ = _read(source.path)  # check_file reads an unreadable file again, and reports it
         key = f"{source.display}\0{key_path}\0{int(teardown)}"
         digest = ResultCache.digest(data) if data is not None else ""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.harness.faults import FAULTS
+FAULTS = ("cancel", "error")
 
 Scenario = Callable[[Path], Awaitable[Any]]
 Check = Callable[[Path], Any]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from gate.model import Severity
 from gate.report.context import ReportContext
 
@@ -13,6 +11,8 @@ def render(context: ReportContext) -> str:
     for finding in context.findings:
         where = f"{finding.location.path}:{finding.location.line}:{finding.location.column}:"
         if context.color:
+            from rich.markup import escape
+
             style = "red" if finding.severity is Severity.ERROR else "yellow"
             lines.append(
                 f"[bold]{escape(where)}[/bold] [{style}]{finding.code}[/{style}] "
