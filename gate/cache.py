@@ -91,17 +91,11 @@ def load_findings(rows: Iterable[tuple[Any, ...]]) -> list[Finding]:
 
 
 def dump_functions(functions: list[FunctionComplexity] | None) -> tuple[Any, ...] | None:
-    if functions is None:
-        return None
-    return tuple(
-        (f.key, f.path, f.qualname, f.complexity, f.line, f.column, f.end_line, f.body_hash,
-         f.noqa, f.shown)
-        for f in functions
-    )  # fmt: skip
+    return None if functions is None else tuple(tuple(function) for function in functions)
 
 
 def load_functions(rows: tuple[Any, ...] | None) -> list[FunctionComplexity] | None:
-    return None if rows is None else [FunctionComplexity(*row) for row in rows]
+    return None if rows is None else list(map(FunctionComplexity._make, rows))
 
 
 class ResultCache:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import io
 import multiprocessing
 import os
@@ -106,35 +107,68 @@ def _matches(relative: str, patterns: Sequence[str]) -> bool:
     )
 
 
+class _Placer:
+    """Where a found file is: its real path (for spotting two links to one file), its path
+    relative to the project root, and the path reports show. Symlinks are resolved only where
+    there is one, since resolving every path component of every file is slow on big trees."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.path.realpath(root)
+
+    def place(self, path: Path, base: Path | None = None) -> tuple[str, str, str]:
+        if base is None or os.path.islink(path):
+            real = os.path.realpath(path)
+            shown = display_path(path)
+        else:
+            sub = os.path.relpath(path, base)
+            real = os.path.join(self._real(base), sub)
+            shown = _join_shown(self._shown(base), sub)
+        relative = os.path.relpath(real, self.root).replace(os.sep, "/")
+        if relative.startswith("../"):
+            relative = path.as_posix()
+        return real, relative, shown
+
+    @functools.cache  # noqa: B019 - one placer per run, a handful of bases
+    def _real(self, base: Path) -> str:
+        return os.path.realpath(base)
+
+    @functools.cache  # noqa: B019
+    def _shown(self, base: Path) -> str:
+        return display_path(base)
+
+
+def _join_shown(base: str, sub: str) -> str:
+    sub = sub.replace(os.sep, "/")
+    return sub if base in (".", "") else f"{base}/{sub}"
+
+
 def discover(paths: Sequence[Path], loaded: LoadedConfig) -> list[SourceFile]:
     """The files to check under `paths`, honouring .gitignore and include/exclude."""
     settings = loaded.settings
-    root = os.path.realpath(loaded.root)
+    placer = _Placer(loaded.root)
     seen: set[str] = set()
     result: list[SourceFile] = []
 
-    def add(path: Path, explicit: bool) -> None:
+    def add(path: Path, base: Path | None) -> None:
+        explicit = base is None
         if not explicit and not _matches(path.name, settings.include):
             return
-        real = os.path.realpath(path)
-        relative = os.path.relpath(real, root).replace(os.sep, "/")
-        if relative.startswith("../"):
-            relative = path.as_posix()
+        real, relative, shown = placer.place(path, base)
         if settings.exclude and _matches(relative, settings.exclude):
             return
         if real in seen or (not explicit and os.path.isdir(real)):
             return  # a second link to one file; a symlink to a directory is not followed
         seen.add(real)
-        result.append(SourceFile(path, display_path(path), relative))
+        result.append(SourceFile(path, shown, relative))
 
     for path in paths:
         if path.is_dir():
             listed = _git_files(path)
             candidates = listed if listed is not None else _walk_files(path)
             for candidate in sorted(candidates):
-                add(candidate, explicit=False)
+                add(candidate, path)
         elif path.exists() or path.is_symlink():
-            add(path, explicit=True)
+            add(path, None)
         else:
             raise UsageError(f"{path}: no such file or directory")
     return result

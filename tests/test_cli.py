@@ -9,43 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write
-
-from gate.cli import main
-
-BUGGY = """\
-import asyncio
-
-
-async def run(job):
-    try:
-        await job.evaluate()
-    finally:
-        await job.post_run()
-        job.write_result()
-"""
-
-CLEAN = """\
-async def run(job):
-    try:
-        await job.evaluate()
-    finally:
-        job.write_result()
-"""
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from conftest import BUGGY, CLEAN, write
+from conftest import run_gate as run
 
 
 def test_findings_exit_1_with_file_line_col(in_tmp: Path, capsys) -> None:
     write(in_tmp / "app" / "job.py", BUGGY)
     code, out, _ = run(capsys, "check", "app")
     assert code == 1
-    assert out.splitlines()[0].startswith("app/job.py:9:9: GATE100 `job.write_result()` can be")
-    assert "line 8" in out.splitlines()[0]
+    assert out.splitlines()[0].startswith("app/job.py:6:9: GATE100 `job.write_result()` can be")
+    assert "line 5" in out.splitlines()[0]
     assert out.splitlines()[-1] == "Found 1 finding in 1 file checked."
 
 
@@ -115,10 +88,10 @@ def test_json_output_is_pinned(in_tmp: Path, capsys) -> None:
         "skippable-teardown-step",
         "error",
     )
-    assert (finding["path"], finding["line"], finding["column"]) == ("job.py", 9, 9)
-    assert (finding["end_line"], finding["end_column"]) == (9, 27)
+    assert (finding["path"], finding["line"], finding["column"]) == ("job.py", 6, 9)
+    assert (finding["end_line"], finding["end_column"]) == (6, 27)
     assert finding["related"] == [
-        {"path": "job.py", "line": 8, "column": 9, "message": "interrupt point"}
+        {"path": "job.py", "line": 5, "column": 9, "message": "interrupt point"}
     ]
 
 
@@ -158,7 +131,7 @@ def test_syntax_error_is_a_finding(in_tmp: Path, capsys) -> None:
     code, out, _ = run(capsys, "check")
     assert code == 1
     assert "broken.py:1:7: GATE900 syntax error: invalid syntax" in out
-    assert "fine.py:9:9: GATE100" in out
+    assert "fine.py:6:9: GATE100" in out
 
 
 def test_non_utf8_and_empty_files(in_tmp: Path, capsys) -> None:
@@ -298,5 +271,5 @@ def test_python_dash_m(in_tmp: Path) -> None:
         [sys.executable, "-m", "gate", "check", "job.py"], capture_output=True, text=True
     )
     assert completed.returncode == 1
-    assert "job.py:9:9: GATE100" in completed.stdout
+    assert "job.py:6:9: GATE100" in completed.stdout
     assert "\x1b[" not in completed.stdout  # plain text when piped

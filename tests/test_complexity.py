@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import git, init_repo, write
+from conftest import run_gate as run
 
-from gate.cli import main
 from gate.complexity.baseline import render_baseline
 from gate.complexity.measure import measure
 
@@ -22,27 +21,14 @@ def branches(name: str, count: int, indent: str = "") -> str:
     return textwrap.indent(f"def {name}(x):\n{body}    return 0\n", indent)
 
 
-def git(root: Path, *args: str) -> str:
-    completed = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
-    return completed.stdout
-
-
 @pytest.fixture
 def repo(in_tmp: Path) -> Path:
-    git(in_tmp, "init", "-q")
-    git(in_tmp, "config", "user.email", "t@example.invalid")
-    git(in_tmp, "config", "user.name", "t")
+    init_repo(in_tmp)
     write(in_tmp / "pyproject.toml", "[tool.gate.complexity]\nthreshold = 3\n")
     write(in_tmp / "app" / "jobs.py", branches("tangled", 5) + "\n\n" + branches("simple", 2))
     git(in_tmp, "add", "-A")
     git(in_tmp, "commit", "-qm", "start")
     return in_tmp
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_the_new_user_walkthrough(repo: Path, capsys) -> None:

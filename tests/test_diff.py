@@ -6,42 +6,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write
-
-from gate.cli import main
-
-BUGGY = """\
-async def run(job):
-    try:
-        await job.evaluate()
-    finally:
-        await job.post_run()
-        job.write_result()
-"""
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout
+from conftest import BUGGY, git, init_repo, write
+from conftest import run_gate as run
 
 
 @pytest.fixture
 def repo(in_tmp: Path) -> Path:
-    git(in_tmp, "init", "-q", "-b", "main")
-    git(in_tmp, "config", "user.email", "t@example.invalid")
-    git(in_tmp, "config", "user.name", "t")
+    init_repo(in_tmp)
     write(in_tmp / "legacy.py", BUGGY)
     git(in_tmp, "add", "-A")
     git(in_tmp, "commit", "-qm", "legacy")
     git(in_tmp, "checkout", "-qb", "feature")
     return in_tmp
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def commit(root: Path, message: str = "change") -> None:

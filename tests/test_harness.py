@@ -9,8 +9,8 @@ from pathlib import Path
 
 import harness_scenarios as s
 import pytest
+from conftest import run_gate as run
 
-from gate.cli import main
 from gate.harness import SweepError, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,12 +191,6 @@ def test_runnable_examples_agree_with_the_static_rules(name: str, tmp_path: Path
 
 
 # -- the command line
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 SCENARIOS = str(Path(__file__).parent / "harness_scenarios.py")

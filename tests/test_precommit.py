@@ -10,18 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import write
+from conftest import BUGGY, CLEAN, write
 
 ROOT = Path(__file__).resolve().parent.parent
-BUGGY = """\
-async def run(job):
-    try:
-        await job.evaluate()
-    finally:
-        await job.post_run()
-        job.write_result()
-"""
-CLEAN = BUGGY.replace("        await job.post_run()\n", "")
 
 
 def test_hooks_file_follows_the_schema() -> None:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import BUGGY, write
 from hypothesis import given, settings
 from test_properties import STATEMENTS
 
@@ -44,16 +44,6 @@ def test_prefilter_changes_no_finding_on_generated_code(tmp_path_factory, body) 
     path = tmp_path_factory.mktemp("p") / "generated.py"
     path.write_text("\n".join(lines) + "\n")
     assert findings(path, True) == findings(path, False)
-
-
-BUGGY = """\
-async def run(job):
-    try:
-        await job.evaluate()
-    finally:
-        await job.post_run()
-        job.write_result()
-"""
 
 
 def run_json(capsys, *argv: str) -> dict:
