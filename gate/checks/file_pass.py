@@ -45,13 +45,15 @@ def teardown_findings(
 
 
 def _locator(display: str, analysis: ModuleAnalysis) -> Callable[[object], Location]:
-    """Positions of reported nodes, resolved one parsed function at a time, only when asked."""
+    """Positions of reported nodes, resolved for the one parsed function a node lives in, and
+    only when a finding needs it."""
     positions: dict[object, Location] = {}
-    unresolved = list(analysis.snippets)
+    resolved: set[int] = set()
 
     def locate(node: object) -> Location:
-        while node not in positions and unresolved:
-            snippet = unresolved.pop()
+        snippet = analysis.node_snippets[id(node)]
+        if id(snippet) not in resolved:
+            resolved.add(id(snippet))
             wrapper = MetadataWrapper(snippet.module, unsafe_skip_copy=True)
             offset = snippet.line_offset
             for known, code_range in wrapper.resolve(PositionProvider).items():

@@ -110,4 +110,5 @@ class ModuleAnalysis:
     regions: list[Region]
     level_triggered: bool
     snippets: list[Snippet]
-    region_snippets: dict[int, Snippet]
+    # the parsed function each reported node lives in, by id(node)
+    node_snippets: dict[int, Snippet]

@@ -625,7 +625,12 @@ class _Analyser:
         walker.walk_suite(body)
         resolve_guards(region)
         self.result.regions.append(region)
-        self.result.region_snippets[id(region)] = snippet
+        nodes: list[object] = [handler.handler for handler in region.swallowing]
+        nodes += [step.statement for step in region.steps]
+        for point in region.points:
+            nodes.append(point.node)
+            nodes += [n for guard in point.guards for n in (guard.node, guard.report_node) if n]
+        self.result.node_snippets.update((id(node), snippet) for node in nodes)
         return region
 
     def regions_of(self, span: FunctionSpan) -> list[Region]:
