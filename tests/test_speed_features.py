@@ -34,6 +34,24 @@ def test_prefilter_changes_no_finding_on_the_corpus(path: Path) -> None:
     assert findings(path, True) == findings(path, False)
 
 
+def test_prefilter_with_a_redefined_function(tmp_path: Path) -> None:
+    # found by the property test below: two nested functions with one qualname
+    body = [
+        "async def inner():",
+        "    await self.notify()",
+        "async def inner():",
+        "    try:",
+        "        await self.notify()",
+        "    finally:",
+        "        await self.notify()",
+    ]
+    lines = ["import trio", "class C:", "    async def run(self):", "        try:"]
+    lines += ["            pass", "        finally:", *("            " + line for line in body)]
+    path = tmp_path / "redefined.py"
+    path.write_text("\n".join(lines) + "\n")
+    assert findings(path, True) == findings(path, False) != []
+
+
 @settings(max_examples=100, deadline=None)
 @given(body=STATEMENTS)
 def test_prefilter_changes_no_finding_on_generated_code(tmp_path_factory, body) -> None:
