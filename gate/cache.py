@@ -15,6 +15,7 @@ import marshal
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,23 @@ def load_functions(rows: tuple[Any, ...] | None) -> list[FunctionComplexity] | N
     return None if rows is None else list(map(FunctionComplexity._make, rows))
 
 
+def signature(path: Path) -> tuple[int, ...] | None:
+    """What `stat` says about a file: size, modification time, inode, change time."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
+
+
+def trusted(signature: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """A signature may stand for the bytes only if the file was last written well before now:
+    a write within the timestamp granularity could otherwise go unseen (git's "racy" case)."""
+    if signature is None or time.time_ns() - max(signature[1], signature[3]) < 2_000_000_000:
+        return None
+    return signature
+
+
 class ResultCache:
     """Per-file results from earlier runs; `get` and `put` by paths and content digest."""
 
@@ -123,11 +141,19 @@ class ResultCache:
     def digest(data: bytes) -> str:
         return hashlib.sha256(data).hexdigest()
 
+    def known_digest(self, key: str, signature: tuple[int, ...] | None) -> str:
+        """The cached digest when the file's stat signature is unchanged ('' otherwise), so an
+        unchanged file need not be read and hashed, as git's index does."""
+        entry = self.entries.get(key)
+        if entry is None or signature is None or len(entry) < 4 or entry[3] != signature:
+            return ""
+        return str(entry[0])
+
     def get(
         self, key: str, digest: str
     ) -> tuple[list[Finding], list[FunctionComplexity] | None] | None:
         entry = self.entries.get(key)
-        if entry is None or entry[0] != digest:
+        if entry is None or not digest or entry[0] != digest:
             return None
         try:
             return load_findings(entry[1]), load_functions(entry[2])
@@ -140,9 +166,11 @@ class ResultCache:
         digest: str,
         findings: list[Finding],
         functions: list[FunctionComplexity] | None,
+        signature: tuple[int, ...] | None = None,
     ) -> None:
         if digest:
-            self.entries[key] = (digest, dump_findings(findings), dump_functions(functions))
+            rows = (dump_findings(findings), dump_functions(functions))
+            self.entries[key] = (digest, *rows, trusted(signature))
             self.dirty = True
 
     def save(self) -> None:
@@ -172,6 +200,9 @@ class NoCache(ResultCache):
         self.entries = {}
         self.dirty = False
 
+    def known_digest(self, key: str, signature: tuple[int, ...] | None) -> str:
+        return ""
+
     def get(
         self, key: str, digest: str
     ) -> tuple[list[Finding], list[FunctionComplexity] | None] | None:
@@ -183,6 +214,7 @@ class NoCache(ResultCache):
         digest: str,
         findings: list[Finding],
         functions: list[FunctionComplexity] | None,
+        signature: tuple[int, ...] | None = None,
     ) -> None:
         return
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.cache import NoCache, ResultCache
+from gate.cache import NoCache, ResultCache, signature
 from gate.checks import RULES
 from gate.checks.base import Reporter
 from gate.checks.candidates import index_functions, is_candidate
@@ -372,7 +372,7 @@ def file_results(
     cache = ResultCache(session.root, settings) if options.cache else NoCache()
     results: dict[int, tuple[str, FileResult]] = {}
     jobs: list[_Job] = []
-    waiting: list[tuple[int, str, str]] = []  # index in `files`, cache key, digest
+    waiting: list[tuple[int, str, str, tuple[int, ...] | None]] = []  # index, key, digest, stat
     progress = iter(range(1, len(files) + 1))
 
     def done() -> None:
@@ -381,20 +381,23 @@ def file_results(
 
     for index, source in enumerate(files):
         key_path = source.relative or session.relative(source.path)
-        data, _ = _read(source.path)  # check_file reads an unreadable file again, and reports it
         key = f"{source.display}\0{key_path}\0{int(teardown)}"
-        digest = ResultCache.digest(data) if data is not None else ""
+        stat = signature(source.path)
+        digest, data = cache.known_digest(key, stat), None
+        if not digest:
+            data, _ = _read(source.path)  # check_file reads an unreadable file again, reports it
+            digest = ResultCache.digest(data) if data is not None else ""
         hit = cache.get(key, digest)
         if hit is not None:
             results[index] = (key_path, FileResult(*hit))
             done()
             continue
         jobs.append(_Job(source, key_path, settings, teardown, data))
-        waiting.append((index, key, digest))
+        waiting.append((index, key, digest, stat))
     computed = _compute(jobs, options, done)
-    for (index, key, digest), job, result in zip(waiting, jobs, computed, strict=True):
+    for (index, key, digest, stat), job, result in zip(waiting, jobs, computed, strict=True):
         results[index] = (job.key_path, result)
-        cache.put(key, digest, result.findings, result.functions)
+        cache.put(key, digest, result.findings, result.functions, stat)
     cache.save()
     return [results[index] for index in range(len(files))]
 

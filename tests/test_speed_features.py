@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,21 @@ def test_progress_bar_only_on_a_terminal() -> None:
     for done in range(1, 11):
         short(done, 10)
     assert quiet.getvalue() == ""  # a run shorter than the delay shows no bar
+
+
+def test_unchanged_old_files_are_not_read_again(in_tmp: Path, capsys, monkeypatch) -> None:
+
+    path = write(in_tmp / "job.py", BUGGY)
+    later = time.time_ns() + 10_000_000_000
+    # the file was written "ten seconds ago", well outside the timestamp-granularity window
+    monkeypatch.setattr("gate.cache.time.time_ns", lambda: later)
+    cold = run_json(capsys)
+
+    def no_reading(path: Path) -> tuple[bytes | None, str]:
+        raise AssertionError(f"{path} was read although its stat signature is unchanged")
+
+    monkeypatch.setattr(engine, "_read", no_reading)
+    assert run_json(capsys) == cold
+    monkeypatch.undo()
+    write(path, BUGGY.replace("write_result", "note_result"))  # new mtime: read and hashed
+    assert run_json(capsys)["summary"]["findings"] == 0
