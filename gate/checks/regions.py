@@ -109,6 +109,5 @@ class Snippet:
 class ModuleAnalysis:
     regions: list[Region]
     level_triggered: bool
-    snippets: list[Snippet]
     # the parsed function each reported node lives in, by id(node)
     node_snippets: dict[int, Snippet]

@@ -605,13 +605,12 @@ class _Analyser:
         self.config = config
         self.tokens = tuple(t for t in (name_words(token) for token in config.tokens) if t)
         self.by_qualname = {span.qualname: span for span in spans}
-        self.result = ModuleAnalysis([], level_triggered, [], {})
+        self.result = ModuleAnalysis([], level_triggered, {})
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
 
     def snippet_of(self, span: FunctionSpan) -> Snippet:
         if span.first_line not in self.parsed:
             self.parsed[span.first_line] = parse_function(self.lines, span)
-            self.result.snippets.append(self.parsed[span.first_line])
         return self.parsed[span.first_line]
 
     def analyse(
