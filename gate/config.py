@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gate.fsutil import display_path
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -113,13 +114,6 @@ class LoadedConfig(BaseModel):
     root: Path
 
 
-def _shown(path: Path) -> str:
-    try:
-        return Path(os.path.relpath(path)).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def _dotted(loc: tuple[Any, ...]) -> str:
     return ".".join(["tool", "gate", *(str(part) for part in loc)])
 
@@ -142,15 +136,15 @@ def read_pyproject(path: Path) -> dict[str, Any] | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise ConfigError(f"{_shown(path)}: cannot read: {error.strerror}") from None
+        raise ConfigError(f"{display_path(path)}: cannot read: {error.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{_shown(path)}: invalid TOML: {error}") from None
+        raise ConfigError(f"{display_path(path)}: invalid TOML: {error}") from None
     tool = data.get("tool", {})
     if not isinstance(tool, dict) or "gate" not in tool:
         return None
     table = tool["gate"]
     if not isinstance(table, dict):
-        raise ConfigError(f"{_shown(path)}: tool.gate: expected a table")
+        raise ConfigError(f"{display_path(path)}: tool.gate: expected a table")
     return table
 
 
@@ -170,9 +164,9 @@ def load_config(explicit: Path | None, start: Path) -> LoadedConfig:
     if source is None:
         return LoadedConfig(settings=GateConfig(), source=None, root=Path.cwd())
     if not source.is_file():
-        raise ConfigError(f"{_shown(source)}: no such config file")
+        raise ConfigError(f"{display_path(source)}: no such config file")
     table = read_pyproject(source)
     if table is None:
         table = {}
-    settings = parse_config(table, _shown(source))
+    settings = parse_config(table, display_path(source))
     return LoadedConfig(settings=settings, source=source, root=source.resolve().parent)

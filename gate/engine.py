@@ -26,6 +26,7 @@ from gate.complexity.measure import FunctionComplexity, measure
 from gate.complexity.ratchet import judge
 from gate.complexity.session import ComplexitySession
 from gate.config import DEFAULT_EXCLUDE, GateConfig, LoadedConfig
+from gate.fsutil import display_path
 from gate.model import Finding, Location
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
@@ -58,14 +59,6 @@ class CheckResult:
     findings: list[Finding]
     files: int
     functions: list[FunctionComplexity] = field(default_factory=list)
-
-
-def display_path(path: Path) -> str:
-    """A path relative to the current directory, POSIX style."""
-    try:
-        return Path(os.path.relpath(path)).as_posix()
-    except ValueError:  # another drive on Windows
-        return path.as_posix()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,14 @@ import tempfile
 from pathlib import Path
 
 
+def display_path(path: str | os.PathLike[str]) -> str:
+    """A path relative to the current directory, POSIX style, as reports show it."""
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive on Windows
+        return Path(path).as_posix()
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename; raises OSError."""
     path.parent.mkdir(parents=True, exist_ok=True)

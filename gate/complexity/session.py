@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import os
 import warnings
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -19,13 +18,7 @@ from gate.complexity.baseline import (
 from gate.complexity.measure import FunctionComplexity, measure
 from gate.complexity.ratchet import RatchetInputs, key_path
 from gate.config import LoadedConfig
-
-
-def _shown(path: Path) -> str:
-    try:
-        return Path(os.path.relpath(path)).as_posix()
-    except ValueError:
-        return path.as_posix()
+from gate.fsutil import display_path
 
 
 def measure_source(data: bytes, path: str) -> dict[str, FunctionComplexity]:
@@ -46,7 +39,7 @@ class ComplexitySession:
         self.root = loaded.root
         self.config = loaded.settings.complexity
         self.path = (self.root / self.config.baseline).resolve()
-        self.shown = _shown(self.path)
+        self.shown = display_path(self.path)
         self.base = base
         self._previous_at = cache(self._measure_at)
 

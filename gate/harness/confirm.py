@@ -42,7 +42,8 @@ def confirms(finding: Finding, frames: Iterable[tuple[str, int]]) -> bool:
 def static_findings(paths: Iterable[str]) -> list[Finding]:
     """The teardown findings gate reports for these files, with default settings."""
     from gate.config import GateConfig
-    from gate.engine import SourceFile, check_file, display_path
+    from gate.engine import SourceFile, check_file
+    from gate.fsutil import display_path
 
     findings: list[Finding] = []
     for path in sorted(set(paths)):

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate.fsutil import display_path
+
 FAULTS = ("cancel", "error")
 
 Scenario = Callable[[Path], Awaitable[Any]]
@@ -136,12 +138,12 @@ class SweepReport:
             "seams": [
                 {
                     "index": seam.index,
-                    "path": _shown(seam.path),
+                    "path": display_path(seam.path),
                     "line": seam.line,
                     "function": seam.function,
                     "source": seam.source,
                     "frames": [
-                        {"path": _shown(f.path), "line": f.line, "function": f.function}
+                        {"path": display_path(f.path), "line": f.line, "function": f.function}
                         for f in seam.frames
                     ],
                 }
@@ -165,13 +167,6 @@ class SweepReport:
                 "failed": len(self.failed),
             },
         }
-
-
-def _shown(path: str) -> str:
-    try:
-        return Path(os.path.relpath(path)).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
 
 
 # ---------------------------------------------------------------------------------------------

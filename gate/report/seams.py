@@ -7,7 +7,8 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from gate.harness.sweep import FAULTS, Seam, SweepReport, Trial, _shown
+from gate.fsutil import display_path
+from gate.harness.sweep import FAULTS, Seam, SweepReport, Trial
 
 
 def render_json(report: SweepReport) -> str:
@@ -27,7 +28,7 @@ def _row(seam: Seam, faults: list[str], trials: dict[tuple[int, str], Trial]) ->
         if trial.confirms:
             notes.append("confirms " + ", ".join(trial.confirms))
         notes.extend(trial.warnings)
-    location = f"{_shown(seam.path)}:{seam.line} in {seam.function}"
+    location = f"{display_path(seam.path)}:{seam.line} in {seam.function}"
     return [str(seam.index), location, seam.source, *cells, "; ".join(dict.fromkeys(notes))]
 
 
