@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate import git
 from gate.model import Finding
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -31,12 +32,10 @@ class ChangedLines:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    try:
-        return subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args], cwd=root, capture_output=True, check=False
-        )
-    except OSError as error:
-        raise DiffError(f"--diff needs git: {error}") from None
+    completed = git.run(root, *args)
+    if completed is None:
+        raise DiffError("--diff needs git, and git could not be started")
+    return completed
 
 
 def merge_base(root: Path, base: str) -> str:
@@ -45,9 +44,9 @@ def merge_base(root: Path, base: str) -> str:
         raise DiffError(f"--diff {base}: {root} is not inside a git repository")
     if _git(root, "rev-parse", "--verify", "-q", f"{base}^{{commit}}").returncode != 0:
         raise DiffError(f"--diff {base}: no such commit or branch (fetch it first?)")
-    found = _git(root, "merge-base", base, "HEAD")
-    if found.returncode == 0:
-        return found.stdout.decode().strip()
+    found = git.merge_base(root, base)
+    if found:
+        return found
     shallow = _git(root, "rev-parse", "--is-shallow-repository").stdout.decode().strip()
     if shallow == "true":
         raise DiffError(

@@ -9,7 +9,6 @@ import io
 import multiprocessing
 import os
 import re
-import subprocess
 import tokenize
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate import git
 from gate.cache import NoCache, ResultCache, signature
 from gate.checks import RULES
 from gate.checks.base import Reporter
@@ -67,18 +67,10 @@ class CheckResult:
 
 def _git_files(directory: Path) -> list[Path] | None:
     """Files git would track under `directory` (tracked + untracked, not ignored), or None."""
-    try:
-        completed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            cwd=directory,
-            capture_output=True,
-            check=False,
-        )
-    except OSError:
+    listed = git.ls_files(directory)
+    if listed is None:
         return None
-    if completed.returncode != 0:
-        return None
-    names = [name for name in completed.stdout.decode("utf-8", "surrogateescape").split("\0")]
+    names = listed.decode("utf-8", "surrogateescape").split("\0")
     return [directory / name for name in names if name]
 
 

@@ -6,17 +6,19 @@ import subprocess
 from pathlib import Path
 
 
-def _git(root: Path, *args: str) -> bytes | None:
+def run(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    """git's answer in `root`, paths unquoted; None when git cannot be started."""
     try:
-        completed = subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args],
-            cwd=root,
-            capture_output=True,
-            check=False,
+        return subprocess.run(
+            ["git", "-c", "core.quotePath=false", *args], cwd=root, capture_output=True, check=False
         )
     except OSError:
         return None
-    return completed.stdout if completed.returncode == 0 else None
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    completed = run(root, *args)
+    return completed.stdout if completed is not None and completed.returncode == 0 else None
 
 
 def toplevel(path: Path) -> Path | None:
@@ -28,6 +30,14 @@ def last_commit(root: Path, relative: str) -> str | None:
     """The newest commit that touched `relative` (a path relative to `root`)."""
     out = _git(root, "log", "-1", "--format=%H", "--", relative)
     return out.decode().strip() or None if out is not None else None
+
+
+def ls_files(directory: Path) -> bytes | None:
+    """NUL-separated files git would track under `directory`: tracked, and untracked but not
+    ignored."""
+    return _git(
+        directory, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."
+    )
 
 
 def head(root: Path) -> str | None:
