@@ -119,13 +119,16 @@ def trusted(signature: tuple[int, ...] | None) -> tuple[int, ...] | None:
 class ResultCache:
     """Per-file results from earlier runs; `get` and `put` by paths and content digest."""
 
-    def __init__(self, root: Path, settings: GateConfig) -> None:
+    def __init__(self, root: Path, settings: GateConfig, enabled: bool = True) -> None:
+        """`enabled=False` (`--no-cache`): nothing is read, stored or written."""
         self.directory = root / CACHE_DIR
         self.path = self.directory / CACHE_FILE
-        self.salt = salt(settings)
+        self.enabled = enabled
+        self.salt = salt(settings) if enabled else ""
         self.entries: dict[str, tuple[Any, ...]] = {}
         self.dirty = False
-        self._load()
+        if enabled:
+            self._load()
 
     def _load(self) -> None:
         try:
@@ -168,7 +171,7 @@ class ResultCache:
         functions: list[FunctionComplexity] | None,
         signature: tuple[int, ...] | None = None,
     ) -> None:
-        if digest:
+        if digest and self.enabled:
             rows = (dump_findings(findings), dump_functions(functions))
             self.entries[key] = (digest, *rows, trusted(signature))
             self.dirty = True
@@ -191,32 +194,3 @@ class ResultCache:
             os.replace(temporary, self.path)
         except OSError:
             Path(temporary).unlink(missing_ok=True)
-
-
-class NoCache(ResultCache):
-    """`--no-cache`: nothing is read or written."""
-
-    def __init__(self) -> None:
-        self.entries = {}
-        self.dirty = False
-
-    def known_digest(self, key: str, signature: tuple[int, ...] | None) -> str:
-        return ""
-
-    def get(
-        self, key: str, digest: str
-    ) -> tuple[list[Finding], list[FunctionComplexity] | None] | None:
-        return None
-
-    def put(
-        self,
-        key: str,
-        digest: str,
-        findings: list[Finding],
-        functions: list[FunctionComplexity] | None,
-        signature: tuple[int, ...] | None = None,
-    ) -> None:
-        return
-
-    def save(self) -> None:
-        return

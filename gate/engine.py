@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import git
-from gate.cache import NoCache, ResultCache, signature
+from gate.cache import ResultCache, signature
 from gate.checks import RULES
 from gate.checks.base import Reporter
 from gate.checks.candidates import index_functions, is_candidate
@@ -354,7 +354,7 @@ def file_results(
 ) -> list[tuple[str, FileResult]]:
     """(key path, result) for every file, in order: from the cache where the bytes are unchanged,
     computed otherwise (and then cached)."""
-    cache = ResultCache(session.root, settings) if options.cache else NoCache()
+    cache = ResultCache(session.root, settings, enabled=options.cache)
     results: dict[int, tuple[str, FileResult]] = {}
     jobs: list[_Job] = []
     waiting: list[tuple[int, str, str, tuple[int, ...] | None]] = []  # index, key, digest, stat
