@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import warnings
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -57,6 +58,7 @@ class ComplexitySession:
         return baseline
 
     # -- git
+    @functools.cached_property
     def baseline_commit(self) -> str | None:
         relative = self.relative(self.path)
         return git.last_commit(self.root, relative) or git.head(self.root)
@@ -66,7 +68,7 @@ class ComplexitySession:
         gone = {key_path(key) for key in functions if not (self.root / key_path(key)).exists()}
         if not gone:
             return {}
-        commit = self.baseline_commit()
+        commit = self.baseline_commit
         if commit is None:
             return {}
         return {old: new for old, new in git.renames(self.root, commit).items() if old in gone}
@@ -75,6 +77,7 @@ class ComplexitySession:
         data = git.show(self.root, commit, path)
         return None if data is None else measure_source(data, path)
 
+    @functools.cached_property
     def previous_commit(self) -> str | None:
         if self.base is not None:
             return git.merge_base(self.root, self.base)
@@ -86,8 +89,8 @@ class ComplexitySession:
         judged_paths: set[str],
     ) -> RatchetInputs:
         functions = dict(baseline.functions) if baseline is not None else {}
-        previous_commit = self.previous_commit()
-        baseline_commit = self.baseline_commit() if functions else None
+        previous_commit = self.previous_commit
+        baseline_commit = self.baseline_commit if functions else None
 
         def previous(key: str) -> int | None:
             assert previous_commit is not None
