@@ -17,16 +17,27 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import gate
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
-from gate.model import Finding, Location, Related, Severity
+from gate.filecheck import FileResult
+from gate.model import (
+    ComplexityDetail,
+    Detail,
+    Family,
+    Finding,
+    Location,
+    Related,
+    Severity,
+    TeardownDetail,
+)
 
 CACHE_DIR = ".gate_cache"
-CACHE_FILE = "results-v1.marshal"
+CACHE_FILE = "results-v2.marshal"
 
 
 def _code_fingerprint() -> str:
@@ -59,17 +70,35 @@ def _location(location: Location) -> tuple[Any, ...]:
     )
 
 
+def _dump_detail(detail: Detail | None) -> tuple[Any, ...] | None:
+    if isinstance(detail, TeardownDetail):
+        return ("teardown", tuple(map(_location, detail.interrupts)), detail.region_lines)
+    if isinstance(detail, ComplexityDetail):
+        return ("complexity", *astuple(detail))
+    return None
+
+
+def _load_detail(row: tuple[Any, ...] | None) -> Detail | None:
+    if row is None:
+        return None
+    if row[0] == "teardown":
+        lines = tuple(row[2]) if row[2] is not None else None
+        return TeardownDetail(tuple(Location(*where) for where in row[1]), lines)  # type: ignore[arg-type]
+    return ComplexityDetail(*row[1:])
+
+
 def dump_findings(findings: Iterable[Finding]) -> tuple[Any, ...]:
     return tuple(
         (
             f.code,
             f.name,
+            f.family.value,
             f.severity.value,
             _location(f.location),
             f.message,
             f.anchor,
             tuple((_location(r.location), r.message) for r in f.related),
-            dict(f.extra),
+            _dump_detail(f.detail),
         )
         for f in findings
     )
@@ -80,23 +109,33 @@ def load_findings(rows: Iterable[tuple[Any, ...]]) -> list[Finding]:
         Finding(
             code,
             name,
+            Family(family),
             Severity(severity),
             Location(*location),
             message,
             anchor,
             tuple(Related(Location(*where), text) for where, text in related),
-            dict(extra),
+            _load_detail(detail),
         )
-        for code, name, severity, location, message, anchor, related, extra in rows
+        for code, name, family, severity, location, message, anchor, related, detail in rows
     ]
 
 
-def dump_functions(functions: list[FunctionComplexity] | None) -> tuple[Any, ...] | None:
-    return None if functions is None else tuple(tuple(function) for function in functions)
+def dump_result(result: FileResult) -> tuple[Any, ...]:
+    functions = None if result.functions is None else tuple(map(tuple, result.functions))
+    noqa = tuple(
+        (line, None if codes is None else tuple(codes)) for line, codes in result.noqa.items()
+    )
+    return (dump_findings(result.findings), functions, noqa)
 
 
-def load_functions(rows: tuple[Any, ...] | None) -> list[FunctionComplexity] | None:
-    return None if rows is None else list(map(FunctionComplexity._make, rows))
+def load_result(row: tuple[Any, ...]) -> FileResult:
+    findings, functions, noqa = row
+    return FileResult(
+        load_findings(findings),
+        None if functions is None else list(map(FunctionComplexity._make, functions)),
+        {line: None if codes is None else frozenset(codes) for line, codes in noqa},
+    )
 
 
 def signature(path: Path) -> tuple[int, ...] | None:
@@ -152,28 +191,24 @@ class ResultCache:
             return ""
         return str(entry[0])
 
-    def get(
-        self, key: str, digest: str
-    ) -> tuple[list[Finding], list[FunctionComplexity] | None] | None:
+    def get(self, key: str, digest: str) -> FileResult | None:
         entry = self.entries.get(key)
         if entry is None or not digest or entry[0] != digest:
             return None
         try:
-            return load_findings(entry[1]), load_functions(entry[2])
-        except (TypeError, ValueError):  # a corrupt entry: ignored, and rewritten by put
+            return load_result(entry[1])
+        except (TypeError, ValueError, KeyError):  # a corrupt entry: ignored, rewritten by put
             return None
 
     def put(
         self,
         key: str,
         digest: str,
-        findings: list[Finding],
-        functions: list[FunctionComplexity] | None,
+        result: FileResult,
         signature: tuple[int, ...] | None = None,
     ) -> None:
         if digest and self.enabled:
-            rows = (dump_findings(findings), dump_functions(functions))
-            self.entries[key] = (digest, *rows, trusted(signature))
+            self.entries[key] = (digest, dump_result(result), None, trusted(signature))
             self.dirty = True
 
     def save(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -18,14 +17,17 @@ from gate.complexity.baseline import write_baseline
 from gate.complexity.ratchet import plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
-from gate.diff import DiffError, changed_lines, keep
-from gate.engine import CheckResult, RunOptions, UsageError, measure_paths, run_check
-from gate.fsutil import atomic_write
+from gate.diff import DiffError, changed_lines
+from gate.discovery import UsageError
+from gate.engine import RunOptions
+from gate.filters import SelectionError, normalise_codes, selection
+from gate.fsutil import atomic_write, display_path
 from gate.model import Severity
+from gate.pipeline import CheckResult, measure_paths, run_check
 from gate.progress import progress_bar
 from gate.report import RENDERERS
 from gate.report.context import ReportContext
-from gate.report.sources import line_text, link_function, repo_path_function
+from gate.report.sources import PathView, link_function
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -67,13 +69,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _codes(value: str) -> tuple[str, ...]:
-    codes = tuple(part.strip().upper() for part in value.split(",") if part.strip())
-    for code in codes:
-        if not re.fullmatch(r"GATE\d*", code):
-            raise argparse.ArgumentTypeError(
-                f"{code!r} is not a rule code or prefix (GATE1,GATE100)"
-            )
-    return codes
+    parts = [part for part in value.split(",") if part.strip()]
+    try:
+        return normalise_codes(parts, "rule selection")
+    except SelectionError as error:
+        raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from None
 
 
 def _jobs(value: str) -> int:
@@ -118,9 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
     check.add_argument(
-        "--select", type=_codes, help="comma-separated codes or prefixes to report (GATE1,GATE900)"
+        "--select",
+        type=_codes,
+        help="comma-separated rule codes or prefixes to report, case-insensitive (`gate rules`)",
     )
-    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
+    check.add_argument(
+        "--ignore", type=_codes, help="comma-separated rule codes or prefixes to skip"
+    )
     check.add_argument("--format", choices=sorted(RENDERERS), default="text")
     check.add_argument("--output", type=Path, help="write the report to FILE instead of stdout")
     check.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
@@ -144,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.set_defaults(handler=_run_explain)
-    explain.add_argument("rule", metavar="CODE", help="a rule code (GATE100) or name")
+    explain.add_argument("rule", metavar="CODE", help="a rule code or name (`gate rules`)")
 
     rules = commands.add_parser("rules", help="list every rule with its code, name and severity")
     rules.set_defaults(handler=_run_rules)
@@ -224,13 +228,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _report_context(result: CheckResult, loaded: LoadedConfig, color: bool) -> ReportContext:
+    paths = PathView.of(loaded.root)
+    link = link_function(os.environ)
     return ReportContext(
         tuple(result.findings),
         result.files,
         color=color,
-        repo_path=repo_path_function(loaded.root),
-        line_text=line_text,
-        link=link_function(os.environ),
+        shown=paths.shown,
+        repo_path=paths.repo_path,
+        line_text=lambda path, line: paths.line_text(path, line),
+        link=link,
         docs_url=loaded.settings.docs_url,
     )
 
@@ -245,17 +252,22 @@ def _emit(rendered: str, output: Path | None, out: Terminal, color: bool) -> Non
 
 
 def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
-    """The run's findings, narrowed by --diff and marked by --seams."""
+    """The run's findings through the pipeline, narrowed by --diff and marked by --seams."""
+    source = display_path(loaded.source) if loaded.source is not None else "defaults"
+    try:
+        chosen = selection(
+            loaded.settings.select, loaded.settings.ignore, source, args.select, args.ignore
+        )
+    except SelectionError as error:
+        raise ConfigError(str(error)) from None
     changed = changed_lines(loaded.root, args.diff) if args.diff else None
     result = run_check(
-        args.paths, loaded, args.select, args.ignore, base=args.diff, options=_run_options(args)
+        args.paths, loaded, chosen, _run_options(args), base=args.diff, changed=changed
     )
-    if changed is not None:
-        result.findings = keep(result.findings, changed)
     if args.seams is not None:
         from gate.harness.confirm import mark_confirmed, read_seam_report
 
-        result.findings = mark_confirmed(result.findings, read_seam_report(args.seams))
+        result.findings = mark_confirmed(result.findings, read_seam_report(args.seams), loaded.root)
     return result
 
 
@@ -350,7 +362,8 @@ def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
     for finding in measured.unparsed:
         location = finding.location
         sys.stderr.write(
-            f"{location.path}:{location.line}:{location.column}: {finding.code} "
+            f"{display_path(loaded.root / location.path)}:{location.line}:{location.column}: "
+            f"{finding.code} "
             f"{finding.message} (its entries are kept as they are)\n"
         )
     recorded = None if existing is None or args.rebaseline else existing.functions

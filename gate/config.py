@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gate import git
 from gate.fsutil import display_path
 
 if sys.version_info >= (3, 11):
@@ -148,9 +150,19 @@ def read_pyproject(path: Path) -> dict[str, Any] | None:
     return table
 
 
+def _directory(start: Path) -> Path:
+    """An absolute directory to search upwards from; a path that cannot be resolved (a symlink
+    loop) is taken as written."""
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):
+        start = Path(os.path.abspath(start))
+    return start if start.is_dir() else start.parent
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest pyproject.toml with a `[tool.gate]` table, walking up from `start`."""
-    directory = start if start.is_dir() else start.parent
+    directory = _directory(start)
     for candidate in (directory, *directory.parents):
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file() and read_pyproject(pyproject) is not None:
@@ -158,11 +170,23 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def project_root(start: Path) -> Path:
+    """Where a project without `[tool.gate]` is rooted: the nearest directory above `start` with
+    a pyproject.toml, else the git top level, else the current directory. The cache, the
+    baseline and every reported path are relative to it."""
+    directory = _directory(start)
+    for candidate in (directory, *directory.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    top = git.toplevel(directory)
+    return top.resolve() if top is not None else Path.cwd().resolve()
+
+
 def load_config(explicit: Path | None, start: Path) -> LoadedConfig:
     """Read the config named on the command line, or the nearest one above `start`."""
-    source = explicit if explicit is not None else find_config(start.resolve())
+    source = explicit if explicit is not None else find_config(start)
     if source is None:
-        return LoadedConfig(settings=GateConfig(), source=None, root=Path.cwd())
+        return LoadedConfig(settings=GateConfig(), source=None, root=project_root(start))
     if not source.is_file():
         raise ConfigError(f"{display_path(source)}: no such config file")
     table = read_pyproject(source)

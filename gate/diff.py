@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate import git
-from gate.model import Finding
+from gate.model import ComplexityDetail, Finding, TeardownDetail
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
@@ -105,26 +105,32 @@ def _add_hunk(changed: ChangedLines, path: Path, line: str) -> None:
         changed.lines.setdefault(path, set()).update(range(start, start + count))
 
 
-def _relevant(finding: Finding, changed: ChangedLines) -> bool:
+def _relevant(finding: Finding, changed: ChangedLines, root: Path) -> bool:
     location = finding.location
-    if not finding.code.startswith("GATE2"):
-        spots = [location, *(item.location for item in finding.related)]
-        return any(changed.touches(s.path, s.line, s.end_line or s.line) for s in spots)
-    touched = changed.touches(location.path, location.line, location.end_line or location.line)
-    return touched or _file_gone(finding, changed)
+    detail = finding.detail
+
+    def touched(path: str, first: int, last: int) -> bool:
+        return changed.touches(str(root / path), first, last)
+
+    if isinstance(detail, ComplexityDetail):
+        end = location.end_line or location.line
+        return touched(location.path, location.line, end) or _file_gone(detail, changed)
+    interrupts = detail.interrupts if isinstance(detail, TeardownDetail) else ()
+    spots = [location, *interrupts, *(item.location for item in finding.related)]
+    return any(touched(s.path, s.line, s.end_line or s.line) for s in spots)
 
 
-def _file_gone(finding: Finding, changed: ChangedLines) -> bool:
+def _file_gone(detail: ComplexityDetail, changed: ChangedLines) -> bool:
     """A stale entry of a vanished function counts when its file was deleted or renamed."""
-    function = str(finding.extra.get("function") or "")
-    if finding.extra.get("complexity") is not None or "::" not in function:
+    if not detail.vanished or "::" not in detail.function:
         return False
-    old_path = "/" + function.split("::")[0]
+    old_path = "/" + detail.function.split("::")[0]
     return any(path.as_posix().endswith(old_path) for path in changed.gone)
 
 
-def keep(findings: Iterable[Finding], changed: ChangedLines) -> list[Finding]:
+def keep(findings: Iterable[Finding], changed: ChangedLines, root: Path) -> list[Finding]:
     """The findings a change is responsible for: on a changed line, pointing at one (the
     interrupt point that makes a step skippable), or, for a function's complexity, anywhere in
-    a changed function; a stale baseline entry counts when its file was deleted or renamed."""
-    return [finding for finding in findings if _relevant(finding, changed)]
+    a changed function; a stale baseline entry counts when its file was deleted or renamed.
+    Finding paths are relative to the project `root`."""
+    return [finding for finding in findings if _relevant(finding, changed, root)]

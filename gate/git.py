@@ -79,3 +79,10 @@ def renames(root: Path, commit: str) -> dict[str, str]:
         else:
             index += 2
     return found
+
+
+def ignores(path: Path) -> bool:
+    """Does the repository around `path` ignore it (a vendored tree in an ignored folder)?"""
+    directory = path if path.is_dir() else path.parent
+    completed = run(directory, "check-ignore", "-q", "--", str(path.resolve()))
+    return completed is not None and completed.returncode == 0

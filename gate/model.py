@@ -1,15 +1,28 @@
-"""The data every check returns and every reporter renders."""
+"""The data every check returns and every renderer reads.
+
+A finding's path is its canonical, project-relative POSIX path, decided once in discovery; the
+path a person sees (relative to the current directory) and the repository-relative URI review
+tools want are derived when rendering, so nothing here depends on the working directory.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
+
+
+class Family(str, Enum):
+    """What a rule is about; renderers and filters route on this, never on a code's spelling."""
+
+    TEARDOWN = "teardown"
+    COMPLEXITY = "complexity"
+    FILE = "file"
 
 
 @dataclass(frozen=True, order=True)
@@ -32,22 +45,51 @@ class Related:
 
 
 @dataclass(frozen=True)
+class TeardownDetail:
+    """Where a teardown finding can be interrupted: the interrupt points that make it happen
+    (for an awaited step cut short, the step itself), and the lines of its region."""
+
+    interrupts: tuple[Location, ...] = ()
+    region_lines: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class ComplexityDetail:
+    """What the complexity table shows for one function. `complexity` is None for a baselined
+    function that no longer exists; `before` is its value before this change, when git knows."""
+
+    function: str
+    complexity: int | None
+    threshold: int | None = None
+    baseline: int | None = None
+    before: int | None = None
+
+    @property
+    def vanished(self) -> bool:
+        return self.complexity is None
+
+
+Detail = TeardownDetail | ComplexityDetail
+
+
+@dataclass(frozen=True)
 class Finding:
     """One reported problem.
 
     `anchor` is what identifies the finding without line numbers (the enclosing function's
-    qualname and the reported source text); the fingerprint is derived from it so that it
-    survives code moving up or down the file.
+    qualname and the reported source text); the fingerprint is derived from it and the canonical
+    path so that it survives code moving up or down the file and any change of working directory.
     """
 
     code: str
     name: str
+    family: Family
     severity: Severity
     location: Location
     message: str
     anchor: str = ""
     related: tuple[Related, ...] = ()
-    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    detail: Detail | None = None
 
     @property
     def fingerprint(self) -> str:

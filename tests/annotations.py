@@ -1,5 +1,6 @@
 """Reads the four markers of the rule example files (`# ruleid:`, `# ok:`, `# todoruleid:`,
-`# todook:`), each applying to the next line that is not itself a marker."""
+`# todook:`), each applying to the next line that is not itself a marker, and the one file-level
+marker `# gate-config: <TOML>`, whose lines together are a `[tool.gate]` table for the file."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 MARKER = re.compile(r"^\s*#\s*(ruleid|ok|todoruleid|todook):\s*(\S+)\s*$")
 LOOSE = re.compile(r"#\s*(ruleid|ok|todoruleid|todook)\b")
+CONFIG = re.compile(r"^\s*#\s*gate-config:\s*(.*)$")
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,8 @@ def compare(expectations: list[Expectation], found: set[tuple[str, int]]) -> lis
     for rule, line in sorted(found - annotated, key=lambda x: (x[1], x[0])):
         problems.append(f"line {line}: {rule} reported but not annotated")
     return problems
+
+
+def config_table(text: str) -> str:
+    """The TOML of the file's `# gate-config:` lines, one line each ('' when there are none)."""
+    return "\n".join(m.group(1) for line in text.splitlines() if (m := CONFIG.match(line)))

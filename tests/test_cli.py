@@ -165,11 +165,15 @@ def test_symlink_loop_and_broken_link(in_tmp: Path, capsys) -> None:
 def test_unreadable_file(in_tmp: Path, capsys, monkeypatch) -> None:
     write(in_tmp / "secret.py", CLEAN)
 
-    def deny(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
 
-    # root can read a mode-000 file, so refuse the read itself
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    def deny(path, *args, **kwargs):
+        if str(path).endswith("secret.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    # root can read a mode-000 file, so refuse the open itself
+    monkeypatch.setattr(os, "open", deny)
     code, out, _ = run(capsys, "check")
     assert code == 1
     assert "secret.py:1:1: GATE901 cannot read file: Permission denied" in out

@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BUGGY, git, init_repo, write
+from conftest import BUGGY, CLEAN, git, init_repo, write
 from conftest import run_gate as run
 
-from gate import engine
+from gate import filecheck
 
 
 def test_tool_gate_must_be_a_table(in_tmp: Path, capsys) -> None:
@@ -21,6 +21,7 @@ def test_tool_gate_must_be_a_table(in_tmp: Path, capsys) -> None:
 
 def test_unreadable_baseline(in_tmp: Path, capsys) -> None:
     (in_tmp / "baselines" / "complexity.json").mkdir(parents=True)  # a directory, not a file
+    write(in_tmp / "job.py", CLEAN)
     code, _, err = run(capsys, "check")
     assert code == 2
     assert "baselines/complexity.json: cannot read the baseline" in err
@@ -80,7 +81,7 @@ def test_too_deep_for_the_parsers_is_a_warning(in_tmp: Path, capsys, monkeypatch
     def too_deep(*args, **kwargs):
         raise RecursionError
 
-    monkeypatch.setattr(engine, "measure", too_deep)
+    monkeypatch.setattr(filecheck, "measure", too_deep)
     code, out, _ = run(capsys, "check", "--no-cache")
     assert code == 1  # the teardown finding still counts; the warning alone would not
     assert "deep.py:1:1: GATE902 complexity not measured: the code is nested too deeply" in out

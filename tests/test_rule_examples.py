@@ -6,13 +6,16 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from annotations import Expectation, compare, parse
+from annotations import Expectation, compare, config_table, parse
 
-from gate.checks import RULES, RULES_BY_NAME, TEARDOWN_CHECKS
+from gate.checks import RULES, RULES_BY_NAME, rules_of
 from gate.complexity.baseline import read_baseline
 from gate.complexity.ratchet import RatchetInputs, judge
-from gate.config import GateConfig
-from gate.engine import SourceFile, check_file
+from gate.config import GateConfig, parse_config, tomllib
+from gate.discovery import SourceFile
+from gate.filecheck import check_file
+from gate.filters import without_noqa
+from gate.model import Family
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "rules").glob("*.py"))
@@ -36,13 +39,23 @@ def findings_for(
     """
     if text is not None:
         path.write_text(text, encoding="utf-8")
-    config = GateConfig()
+    config = example_config(path.read_text(encoding="utf-8"))
     result = check_file(SourceFile(path, path.name), config)
     findings = list(result.findings)
     if result.functions is not None:
         inputs = RatchetInputs(baseline=baseline or {}, judged_paths={path.name})
-        findings.extend(judge(result.functions, inputs, config.complexity))
+        facts = judge(result.functions, inputs, config.complexity)
+        for rule in rules_of(Family.COMPLEXITY):
+            assert rule.check is not None
+            findings.extend(rule.check(facts))
+    findings = without_noqa(findings, {path.name: result.noqa})
     return {(f.name, f.location.line if f.location.path == path.name else 0) for f in findings}
+
+
+def example_config(text: str) -> GateConfig:
+    """The settings an example file asks for with its `# gate-config:` lines."""
+    table = config_table(text)
+    return parse_config(tomllib.loads(table), "gate-config") if table else GateConfig()
 
 
 def sidecar_baseline(example: Path) -> dict[str, int]:
@@ -67,7 +80,7 @@ def test_annotated_examples(example: Path) -> None:
         assert vanished == set()
 
 
-TEARDOWN_RULE_NAMES = {module.RULE.name for module in TEARDOWN_CHECKS}
+TEARDOWN_RULE_NAMES = {rule.name for rule in rules_of(Family.TEARDOWN)}
 NESTINGS = {
     "in-function": "def _enclosing_function():\n",
     "in-class": "class _EnclosingClass:\n",

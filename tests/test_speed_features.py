@@ -14,11 +14,12 @@ from conftest import BUGGY, write
 from hypothesis import given, settings
 from test_properties import STATEMENTS
 
-from gate import engine
+from gate import engine, filecheck
 from gate.cache import CACHE_DIR, CACHE_FILE
 from gate.cli import main
 from gate.config import GateConfig
-from gate.engine import SourceFile, check_file
+from gate.discovery import SourceFile
+from gate.filecheck import check_file
 from gate.progress import progress_bar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,15 +164,16 @@ def test_unchanged_old_files_are_not_read_again(in_tmp: Path, capsys, monkeypatc
 
     path = write(in_tmp / "job.py", BUGGY)
     later = time.time_ns() + 10_000_000_000
-    # the file was written "ten seconds ago", well outside the timestamp-granularity window
-    monkeypatch.setattr("gate.cache.time.time_ns", lambda: later)
-    cold = run_json(capsys)
 
     def no_reading(path: Path) -> tuple[bytes | None, str]:
         raise AssertionError(f"{path} was read although its stat signature is unchanged")
 
-    monkeypatch.setattr(engine, "_read", no_reading)
-    assert run_json(capsys) == cold
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        # the file was written "ten seconds ago", well outside the timestamp-granularity window
+        patch.setattr("gate.cache.time.time_ns", lambda: later)
+        cold = run_json(capsys)
+        patch.setattr(engine, "read_source", no_reading)
+        patch.setattr(filecheck, "read_source", no_reading)
+        assert run_json(capsys) == cold
     write(path, BUGGY.replace("write_result", "note_result"))  # new mtime: read and hashed
     assert run_json(capsys)["summary"]["findings"] == 0

@@ -1,39 +1,30 @@
-"""The rule registry: every rule gate knows, by code."""
+"""The rule registry: every module in this package defines one rule, `RULE`, and nothing else
+in gate names a rule code. Adding a rule is adding a module here (and its examples in rules/)."""
 
 from __future__ import annotations
 
-from gate.checks import (
-    analysis_skipped,
-    baseline_stale,
-    cancellation_swallowed,
-    complexity_over_threshold,
-    complexity_regressed,
-    guard_misses_cancellation,
-    skippable_teardown_step,
-    syntax_error,
-    unguarded_cleanup_await,
-    unreadable_file,
-    unshielded_teardown_await,
-)
-from gate.checks.base import Rule
+import importlib
+import pkgutil
 
-TEARDOWN_CHECKS = (
-    skippable_teardown_step,
-    unguarded_cleanup_await,
-    guard_misses_cancellation,
-    cancellation_swallowed,
-    unshielded_teardown_await,
-)
+from gate.model import Family
+from gate.rule import Rule
 
-COMPLEXITY_RULES = (complexity_over_threshold, complexity_regressed, baseline_stale)
 
-_MODULES = (
-    *TEARDOWN_CHECKS,
-    *COMPLEXITY_RULES,
-    syntax_error,
-    unreadable_file,
-    analysis_skipped,
-)
+def _load() -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        rule = module.RULE
+        if rule.code in rules:
+            raise RuntimeError(f"{module.__name__}: rule code {rule.code} is already taken")
+        rules[rule.code] = rule
+    return dict(sorted(rules.items()))
 
-RULES: dict[str, Rule] = {module.RULE.code: module.RULE for module in _MODULES}
+
+RULES: dict[str, Rule] = _load()
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES.values()}
+
+
+def rules_of(family: Family) -> tuple[Rule, ...]:
+    """The rules of one family, by code."""
+    return tuple(rule for rule in RULES.values() if rule.family is family)

@@ -37,13 +37,22 @@ This is a warning: it does not change the exit code.
 None.
 """
 
-from gate.checks.base import Rule
-from gate.model import Severity
+from __future__ import annotations
+
+from gate.model import Family, Finding, Location, Severity
+from gate.rule import Rule
+
+
+def finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    """The warning that part of a file was not analysed, and why (`message`)."""
+    return RULE.finding(Location(path, line, max(column, 1)), message, "analysis-skipped")
+
 
 RULE = Rule(
     code="GATE902",
     name="analysis-skipped",
     summary="libcst could not parse valid code, so its teardown code was not checked",
+    family=Family.FILE,
     severity=Severity.WARNING,
     doc=__doc__ or "",
     fix="Rewrite the construct libcst rejects, or report it upstream to libcst.",

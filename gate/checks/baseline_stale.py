@@ -56,15 +56,61 @@ identical body appeared elsewhere is reported as a likely rename, not carried ov
 `tool.gate.complexity.stale-severity`: `"error"` (default) or `"warning"`.
 """
 
-from gate.checks.base import Rule
-from gate.model import Severity
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.complexity.facts import Judged, RatchetFacts
+from gate.model import ComplexityDetail, Family, Finding, Severity
+from gate.rule import Rule, Scope
+
+
+def _message(judged: Judged) -> str | None:
+    function, allowed = judged.function, judged.allowed
+    cc = function.complexity
+    if allowed is None:
+        return None
+    if cc <= judged.threshold:
+        return (
+            f"{function.qualname}: complexity {cc} is now within the threshold "
+            f"{judged.threshold}; its baseline entry ({allowed}) is stale: run "
+            "`gate baseline update` to remove it"
+        )
+    if cc < allowed:
+        return (
+            f"{function.qualname}: complexity {cc} (radon {function.rank}) is below its "
+            f"baseline {allowed}; run `gate baseline update` to tighten the entry to {cc}"
+        )
+    return None
+
+
+def check(facts: RatchetFacts) -> Iterator[Finding]:
+    severity = facts.stale_severity
+    for judged in facts.judged:
+        message = _message(judged)
+        if message is not None:
+            function = judged.function
+            detail = ComplexityDetail(
+                function.key, function.complexity, judged.threshold, judged.allowed
+            )
+            yield RULE.finding(judged.location, message, function.key, (), detail, severity)
+    for gone in facts.vanished:
+        message = f"{gone.key}: in the baseline but no longer exists; run `gate baseline update`"
+        if gone.renamed_to is not None:
+            message += f" (likely renamed to `{gone.renamed_to}`)"
+        detail = ComplexityDetail(gone.key, None, baseline=gone.allowed)
+        yield RULE.finding(gone.location, message, gone.key, (), detail, severity)
+
 
 RULE = Rule(
     code="GATE202",
     name="baseline-stale",
     summary="A baselined function improved, fell under the threshold or vanished",
+    family=Family.COMPLEXITY,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Run `gate baseline update` and commit the tightened baseline.",
+    scope=Scope.PROJECT,
+    check=check,
     example_baseline=(("example.py::settle", 14),),
 )

@@ -59,42 +59,137 @@ None.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from gate.checks.base import Reporter, Rule
-from gate.checks.regions import ModuleAnalysis
-from gate.model import Finding, Severity
+from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis
+from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.rule import Locate, Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+def swallows(handler: CancelHandler) -> bool:
+    """A cancellation handler that neither re-raises nor keeps the exception or a flag."""
+    import libcst as cst  # loaded only when there is teardown code to judge
+    from libcst import matchers
+
+    body = handler.node.body
+    if matchers.findall(body, matchers.Raise()):
+        return False
+    name = handler.node.name.name if handler.node.name is not None else None
+    if isinstance(name, cst.Name) and name.value in _loaded_names(body):
+        return False
+    flags = _assigned_names(body)
+    if flags is None:
+        return False  # an attribute or subscript was set: kept somewhere we cannot follow
+    return not flags or not (flags & _names_read_outside(handler.function_body, handler.node))
+
+
+def _loaded_names(body: cst.CSTNode) -> set[str]:
+    from libcst import matchers
+
+    return {node.value for node in matchers.findall(body, matchers.Name())}  # type: ignore[attr-defined]
+
+
+def _assigned_names(body: cst.BaseSuite) -> set[str] | None:
+    """The plain names the block assigns; None when it sets anything else (an attribute, an
+    item, a global or nonlocal name), which a rule cannot follow."""
+    import libcst as cst
+
+    names: set[str] = set()
+    opaque = False
+
+    class _Targets(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self.target(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.target(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self.target(node.target)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            nonlocal opaque
+            opaque = True
+
+        def visit_Global(self, node: cst.Global) -> None:
+            nonlocal opaque
+            opaque = True
+
+        def target(self, target: cst.BaseExpression) -> None:
+            nonlocal opaque
+            if isinstance(target, cst.Name):
+                names.add(target.value)
+            else:
+                opaque = True
+
+    body.visit(_Targets())
+    return None if opaque else names
+
+
+def _names_read_outside(function_body: cst.CSTNode, skip: cst.CSTNode) -> set[str]:
+    import libcst as cst
+
+    names: set[str] = set()
+
+    class _Reads(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is skip:
+                return False
+            if isinstance(node, cst.AssignTarget):
+                return not isinstance(node.target, cst.Name)
+            if isinstance(node, cst.Name):
+                names.add(node.value)
+            return True
+
+    function_body.visit(_Reads())
+    return names
+
+
+def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    for region in analysis.regions:
+        for handler in region.cancel_handlers:
+            if swallows(handler):
+                yield RULE.finding(
+                    locate(handler.node),
+                    "cancellation is caught here and never re-raised or kept: the task carries "
+                    "on as if it had not been cancelled",
+                    f"{region.function}\x1f{handler.text}",
+                    detail=TeardownDetail((), region.function_lines),
+                )
+        seen: set[int] = set()
+        for point in region.points:
+            for enclosure in point.enclosures:
+                suppresses = enclosure.kind is EnclosureKind.SUPPRESS
+                if not suppresses or not enclosure.catches_cancellation:
+                    continue
+                if id(enclosure.node) in seen:
+                    continue
+                seen.add(id(enclosure.node))
+                where = locate(point.node)
+                yield RULE.finding(
+                    locate(enclosure.node),
+                    "contextlib.suppress of cancellation swallows the interrupt: the task "
+                    "carries on as if it had not been cancelled",
+                    f"{region.function}\x1fsuppress\x1f{point.text}",
+                    related=(Related(where, "interrupt point"),),
+                    detail=TeardownDetail((where,), region.function_lines),
+                )
+
 
 RULE = Rule(
     code="GATE103",
     name="cancellation-swallowed",
     summary="A teardown handler catches cancellation and neither re-raises nor keeps it",
+    family=Family.TEARDOWN,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Keep the exception (except CancelledError as e: interrupt = e) and re-raise it once the "
     "teardown is done.",
+    check=check,
 )
-
-
-def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
-    for region in analysis.regions:
-        for handler in region.swallowing:
-            yield report.finding(
-                RULE.code,
-                handler.handler,
-                "cancellation is caught here and never re-raised or kept: the task carries on "
-                "as if it had not been cancelled",
-                f"{region.function}\x1f{handler.text}",
-            )
-        seen: set[int] = set()
-        for point in region.points:
-            for guard in point.guards:
-                if guard.kind == "suppress" and id(guard.node) not in seen:
-                    seen.add(id(guard.node))
-                    yield report.finding(
-                        RULE.code,
-                        guard.node,
-                        "contextlib.suppress of cancellation swallows the interrupt: the task "
-                        "carries on as if it had not been cancelled",
-                        f"{region.function}\x1fsuppress\x1f{point.text}",
-                        ((point.node, "interrupt point"),),
-                    )

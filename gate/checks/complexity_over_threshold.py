@@ -58,14 +58,58 @@ version; gate refuses to compare across versions.
 - `tool.gate.complexity.baseline` (default `baselines/complexity.json`).
 """
 
-from gate.checks.base import Rule
-from gate.model import Severity
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.complexity.facts import Judged, RatchetFacts
+from gate.model import ComplexityDetail, Family, Finding, Severity
+from gate.rule import Rule, Scope
+
+
+def applies(judged: Judged) -> bool:
+    """A function the baseline does not know, over its threshold."""
+    return judged.allowed is None and judged.function.complexity > judged.threshold
+
+
+def _message(judged: Judged) -> str:
+    function = judged.function
+    message = (
+        f"{function.qualname}: complexity {function.complexity} (radon {function.rank}) "
+        f"exceeds {judged.threshold}"
+    )
+    if judged.history_known:
+        if judged.before is None:
+            message += "; new in this change"
+        elif judged.before != function.complexity:
+            message += f"; was {judged.before} before this change"
+    if judged.likely_rename_of is not None:
+        message += (
+            f"; likely a rename of `{judged.likely_rename_of}` (identical body), which the "
+            f"baseline allows {judged.rename_allowance}: accept it with "
+            "`gate baseline update --accept-new`"
+        )
+    return message
+
+
+def check(facts: RatchetFacts) -> Iterator[Finding]:
+    for judged in facts.judged:
+        if applies(judged):
+            function = judged.function
+            detail = ComplexityDetail(
+                function.key, function.complexity, judged.threshold, None, judged.before
+            )
+            yield RULE.finding(judged.location, _message(judged), function.key, detail=detail)
+
 
 RULE = Rule(
     code="GATE200",
     name="complexity-over-threshold",
     summary="A function not in the baseline is over its complexity threshold",
+    family=Family.COMPLEXITY,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Split the function; or, if the debt is accepted, `gate baseline update --accept-new`.",
+    scope=Scope.PROJECT,
+    check=check,
 )

@@ -68,19 +68,42 @@ def settle(order, a, b, c, d, e, f, g, h, i, j):
 `--allow-increase KEY`, so that it shows up in review.
 
 ## Options
-Those of GATE200.
+Those of complexity-over-threshold.
 """
 
-from gate.checks.base import Rule
-from gate.model import Severity
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.complexity.facts import RatchetFacts
+from gate.model import ComplexityDetail, Family, Finding, Severity
+from gate.rule import Rule, Scope
+
+
+def check(facts: RatchetFacts) -> Iterator[Finding]:
+    for judged in facts.judged:
+        function, allowed = judged.function, judged.allowed
+        cc = function.complexity
+        if allowed is None or cc <= judged.threshold or cc <= allowed:
+            continue
+        message = (
+            f"{function.qualname}: complexity {cc} (radon {function.rank}) rose above its "
+            f"baseline {allowed} (threshold {judged.threshold})"
+        )
+        detail = ComplexityDetail(function.key, cc, judged.threshold, allowed)
+        yield RULE.finding(judged.location, message, function.key, detail=detail)
+
 
 RULE = Rule(
     code="GATE201",
     name="complexity-regressed",
     summary="A baselined function's complexity rose above its recorded value",
+    family=Family.COMPLEXITY,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Bring the function back to its recorded complexity; a deliberate rise needs "
     "`gate baseline update --allow-increase KEY`.",
+    scope=Scope.PROJECT,
+    check=check,
     example_baseline=(("example.py::settle", 11), ("fixed.py::settle", 11)),
 )

@@ -53,57 +53,76 @@ A handler for a name gate cannot resolve (an alias of `BaseException`, a variabl
 `anyio.get_cancelled_exc_class()`) is taken as narrower than cancellation.
 
 ## Options
-The critical-step options of GATE100 decide which awaits matter.
+The critical-step options of skippable-teardown-step decide which awaits matter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.checks.base import Reporter, Rule
-from gate.checks.regions import ModuleAnalysis, precedes
-from gate.model import Finding, Severity
+from gate.analysis.facts import (
+    Enclosure,
+    EnclosureKind,
+    InterruptPoint,
+    ModuleAnalysis,
+    Region,
+    precedes,
+)
+from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.rule import Locate, Rule
+
+
+def misses_cancellation(enclosure: Enclosure) -> bool:
+    """A `try` whose handlers, or a `suppress` whose exceptions, all leave cancellation out."""
+    guards = (EnclosureKind.TRY_EXCEPT, EnclosureKind.SUPPRESS)
+    return enclosure.kind in guards and not enclosure.catches_cancellation
+
+
+def _matters(point: InterruptPoint, region: Region) -> bool:
+    """The await is itself a step, or an interrupt there can skip a later step."""
+    return any(
+        (point in step.points and not step.only_no_arg_aclose)
+        or (step.statement is not point.statement and precedes(point, step))
+        for step in region.steps
+    )
+
+
+def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    for region in analysis.regions:
+        reported: set[int] = set()
+        for point in region.points:
+            if point.guarded or not _matters(point, region):
+                continue
+            for enclosure in point.enclosures:
+                if not misses_cancellation(enclosure) or id(enclosure.node) in reported:
+                    continue
+                reported.add(id(enclosure.node))
+                what = (
+                    "suppress" if enclosure.kind is EnclosureKind.SUPPRESS else "this except clause"
+                )
+                where = locate(point.node)
+                message = (
+                    f"{what} guards `{point.text}` (line {where.line}) but does not "
+                    "catch cancellation, a BaseException: an interrupt there still skips the "
+                    "teardown"
+                )
+                yield RULE.finding(
+                    locate(enclosure.report_node),
+                    message,
+                    f"{region.function}\x1f{point.text}",
+                    related=(Related(where, "interrupt point"),),
+                    detail=TeardownDetail((where,), region.function_lines),
+                )
+
 
 RULE = Rule(
     code="GATE102",
     name="guard-misses-cancellation",
     summary="A guard around a teardown await catches Exception or narrower; cancellation passes",
+    family=Family.TEARDOWN,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Also catch asyncio.CancelledError (a BaseException), keep it, and re-raise it after "
     "the remaining steps.",
+    check=check,
 )
-
-
-def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
-    for region in analysis.regions:
-        awaited_steps = {
-            id(point) for step in region.steps if not step.exempt_aclose for point in step.points
-        }
-        reported: set[int] = set()
-        for point in region.points:
-            if point.guarded:
-                continue
-            matters = id(point) in awaited_steps or any(
-                step.statement is not point.statement and precedes(point, step)
-                for step in region.steps
-            )
-            if not matters:
-                continue
-            for guard in point.guards:
-                if guard.kind != "misses" or id(guard.node) in reported:
-                    continue
-                reported.add(id(guard.node))
-                what = "this except clause" if guard.report_node is not guard.node else "suppress"
-                message = (
-                    f"{what} guards `{point.text}` (line {report.line(point.node)}) but does not "
-                    "catch cancellation, a BaseException: an interrupt there still skips the "
-                    "teardown"
-                )
-                yield report.finding(
-                    RULE.code,
-                    guard.report_node,
-                    message,
-                    f"{region.function}\x1f{point.text}",
-                    ((point.node, "interrupt point"),),
-                )

@@ -66,49 +66,48 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.checks.base import Reporter, Rule
-from gate.checks.regions import ModuleAnalysis, precedes
-from gate.model import Finding, Severity
-
-RULE = Rule(
-    code="GATE100",
-    name="skippable-teardown-step",
-    summary="A teardown step can be skipped by an interrupt at an earlier, unguarded await",
-    severity=Severity.ERROR,
-    doc=__doc__ or "",
-    fix="Hold the interrupt around each earlier await (except CancelledError as e: keep e), "
-    "finish every step, then re-raise it.",
-)
-
-REGION_WORDS = {
-    "finally": "finally block",
-    "cancel-handler": "cancellation handler",
-    "__aexit__": "__aexit__",
-    "configured": "teardown function",
-    "helper": "teardown helper",
-}
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
+from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.rule import Locate, Rule
 
 
-def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
+def _message(region: Region, step: CriticalStep, first: InterruptPoint, line: int) -> str:
+    carried = first.order >= step.order or first.statement is step.statement
+    when = "in an earlier iteration " if carried else ""
+    message = (
+        f"`{step.label}` can be skipped: an interrupt at line {line} "
+        f"{when}(`{first.text}`) is not held, so the rest of this {region.kind.words} "
+        "never runs"
+    )
+    return f"{message} ({region.origin})" if region.origin else message
+
+
+def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
-        where = REGION_WORDS[region.kind]
         for step in region.steps:
             skippers = [
                 point for point in region.points if not point.guarded and precedes(point, step)
             ]
             if not skippers:
                 continue
-            first = skippers[0]
-            line = report.line(first.node)
-            carried = first.order >= step.order or first.statement is step.statement
-            when = "in an earlier iteration " if carried else ""
-            message = (
-                f"`{step.label}` can be skipped: an interrupt at line {line} "
-                f"{when}(`{first.text}`) is not held, so the rest of this {where} never runs"
+            interrupts = tuple(locate(point.node) for point in skippers)
+            yield RULE.finding(
+                locate(step.statement),
+                _message(region, step, skippers[0], interrupts[0].line),
+                f"{region.function}\x1f{step.text}",
+                related=tuple(Related(where, "interrupt point") for where in interrupts),
+                detail=TeardownDetail(interrupts, region.function_lines),
             )
-            if region.origin:
-                message += f" ({region.origin})"
-            related = tuple((point.node, "interrupt point") for point in skippers)
-            yield report.finding(
-                RULE.code, step.statement, message, f"{region.function}\x1f{step.text}", related
-            )
+
+
+RULE = Rule(
+    code="GATE100",
+    name="skippable-teardown-step",
+    summary="A teardown step can be skipped by an interrupt at an earlier, unguarded await",
+    family=Family.TEARDOWN,
+    severity=Severity.ERROR,
+    doc=__doc__ or "",
+    fix="Hold the interrupt around each earlier await (except CancelledError as e: keep e), "
+    "finish every step, then re-raise it.",
+    check=check,
+)

@@ -29,14 +29,29 @@ The parse uses the Python that runs gate: syntax newer than that Python (a 3.13 
 None; this finding cannot be switched off by `--ignore`, only with `--exit-zero`.
 """
 
-from gate.checks.base import Rule
-from gate.model import Severity
+from __future__ import annotations
+
+from gate.model import Family, Finding, Location, Severity
+from gate.rule import Rule
+
+
+def finding(path: str, error: Exception) -> Finding:
+    """The finding for a file `compile()` rejected with `error` (SyntaxError or ValueError)."""
+    if isinstance(error, SyntaxError):
+        line, column, message = error.lineno or 1, error.offset or 1, error.msg
+    else:
+        line, column, message = 1, 1, str(error)
+    location = Location(path, line, max(column, 1))
+    return RULE.finding(location, f"syntax error: {message}", "syntax-error")
+
 
 RULE = Rule(
     code="GATE900",
     name="syntax-error",
     summary="The file does not parse, so no rule could check it",
+    family=Family.FILE,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Fix the syntax error; gate checks the file once it parses.",
+    always_reported=True,
 )

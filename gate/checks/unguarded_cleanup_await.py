@@ -50,39 +50,28 @@ where the cancel landed; make such steps idempotent or shield them in a trio/any
 
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
-- The critical-step options of GATE100.
+- The critical-step options of skippable-teardown-step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.checks.base import Reporter, Rule
-from gate.checks.regions import ModuleAnalysis
-from gate.checks.skippable_teardown_step import REGION_WORDS
-from gate.model import Finding, Severity
-
-RULE = Rule(
-    code="GATE101",
-    name="unguarded-cleanup-await",
-    summary="A teardown step is awaited with nothing holding an interrupt, so it can be cut short",
-    severity=Severity.ERROR,
-    doc=__doc__ or "",
-    fix="Await the step inside try/except CancelledError that keeps the exception and re-raises "
-    "it after the remaining steps (asyncio.shield alone is not enough).",
-)
+from gate.analysis.facts import ModuleAnalysis
+from gate.model import Family, Finding, Severity, TeardownDetail
+from gate.rule import Locate, Rule
 
 
-def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
+def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
-            if step.exempt_aclose:
+            if step.only_no_arg_aclose:
                 continue
             bare = [point for point in step.points if not point.guarded]
             if not bare:
                 continue
             message = (
-                f"`{step.label}` is awaited in a {REGION_WORDS[region.kind]} with nothing "
+                f"`{step.label}` is awaited in a {region.kind.words} with nothing "
                 "holding an interrupt: a cancel here cuts it short"
             )
             if region.origin:
@@ -90,6 +79,23 @@ def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
             if step.uses_asyncio_shield:
                 message += "; asyncio.shield does not help, the outer await still raises"
             # The interrupt point is the step itself, so there is no related location to add.
-            yield report.finding(
-                RULE.code, step.statement, message, f"{region.function}\x1f{step.text}"
+            interrupts = tuple(locate(point.node) for point in bare)
+            yield RULE.finding(
+                locate(step.statement),
+                message,
+                f"{region.function}\x1f{step.text}",
+                detail=TeardownDetail(interrupts, region.function_lines),
             )
+
+
+RULE = Rule(
+    code="GATE101",
+    name="unguarded-cleanup-await",
+    summary="A teardown step is awaited with nothing holding an interrupt, so it can be cut short",
+    family=Family.TEARDOWN,
+    severity=Severity.ERROR,
+    doc=__doc__ or "",
+    fix="Await the step inside try/except CancelledError that keeps the exception and re-raises "
+    "it after the remaining steps (asyncio.shield alone is not enough).",
+    check=check,
+)

@@ -23,13 +23,22 @@ only symlinked files are read.
 `tool.gate.exclude`.
 """
 
-from gate.checks.base import Rule
-from gate.model import Severity
+from __future__ import annotations
+
+from gate.model import Family, Finding, Location, Severity
+from gate.rule import Rule
+
+
+def finding(path: str, reason: str) -> Finding:
+    """The finding for a file that could not be read, and why."""
+    return RULE.finding(Location(path, 1, 1), f"cannot read file: {reason}", "unreadable")
+
 
 RULE = Rule(
     code="GATE901",
     name="unreadable-file",
     summary="A file gate was asked to check could not be read",
+    family=Family.FILE,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Fix the file's permissions or symlink, or exclude it in [tool.gate] exclude.",

@@ -49,32 +49,36 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.checks.base import Reporter, Rule
-from gate.checks.regions import ModuleAnalysis
-from gate.model import Finding, Severity
+from gate.analysis.facts import ModuleAnalysis
+from gate.model import Family, Finding, Severity, TeardownDetail
+from gate.rule import Locate, Rule
+
+
+def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    if not analysis.level_triggered:
+        return
+    for region in analysis.regions:
+        for point in region.points:
+            if point.shielded or point.no_arg_aclose:
+                continue
+            where = locate(point.node)
+            yield RULE.finding(
+                where,
+                f"`{point.text}` in a teardown region is not in a shielded cancel scope: under "
+                "trio/anyio a cancelled scope makes it raise at once",
+                f"{region.function}\x1f{point.text}",
+                detail=TeardownDetail((where,), region.function_lines),
+            )
+
 
 RULE = Rule(
     code="GATE104",
     name="unshielded-teardown-await",
     summary="trio/anyio: an await in a teardown region outside a shielded cancel scope",
+    family=Family.TEARDOWN,
     severity=Severity.ERROR,
     doc=__doc__ or "",
     fix="Wrap the teardown awaits in `with trio.move_on_after(T, shield=True):` "
     "(anyio.move_on_after(T, shield=True) under anyio).",
+    check=check,
 )
-
-
-def check(analysis: ModuleAnalysis, report: Reporter) -> Iterator[Finding]:
-    if not analysis.level_triggered:
-        return
-    for region in analysis.regions:
-        for point in region.points:
-            if point.shielded or point.exempt_level_triggered:
-                continue
-            yield report.finding(
-                RULE.code,
-                point.node,
-                f"`{point.text}` in a teardown region is not in a shielded cancel scope: under "
-                "trio/anyio a cancelled scope makes it raise at once",
-                f"{region.function}\x1f{point.text}",
-            )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -20,7 +19,6 @@ from gate.astwalk import child_statements
 
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -40,8 +38,6 @@ class FunctionComplexity(NamedTuple):
     column: int
     end_line: int
     body_hash: str
-    noqa: tuple[str, ...] | None = None  # None: no noqa comment; (): a bare noqa
-    shown: str = ""  # the path as reports show it (relative to the current directory)
 
     @property
     def rank(self) -> str:
@@ -101,27 +97,14 @@ def _body_hash(node: FunctionNode) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
-    if not 0 < line <= len(lines):
-        return None
-    match = NOQA.search(lines[line - 1])
-    if match is None:
-        return None
-    codes = match.group("codes")
-    return tuple(re.split(r"[\s,]+", codes.upper())) if codes else ()
-
-
-def measure(
-    tree: ast.Module, path: str, text: str = "", shown: str | None = None, hash_floor: int = 0
-) -> list[FunctionComplexity]:
+def measure(tree: ast.Module, path: str, hash_floor: int = 0) -> list[FunctionComplexity]:
     """Every function and method in the tree, closures included, in source order.
 
-    `path` is the repo-relative POSIX path the keys use; `shown` the path reports use. Only
+    `path` is the project-relative POSIX path the keys and findings use. Only
     functions above `hash_floor` (the lowest threshold) get a body hash: only those can be new
     crossings worth matching against a vanished baseline entry.
     """
     numbers = _radon_numbers(tree)
-    lines = text.splitlines() if "noqa" in text else []
     seen: Counter[str] = Counter()
     result = []
     for qualname, node in _walk(tree, ""):
@@ -140,8 +123,6 @@ def measure(
                 column=node.col_offset + 1,
                 end_line=node.end_lineno or node.lineno,
                 body_hash=_body_hash(node) if complexity > hash_floor else "",
-                noqa=_noqa(lines, node.lineno),
-                shown=shown if shown is not None else path,
             )
         )
     return result

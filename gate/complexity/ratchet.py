@@ -10,10 +10,10 @@ import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from gate.checks import RULES
+from gate.complexity.facts import Judged, RatchetFacts, Vanished
 from gate.complexity.measure import FunctionComplexity
 from gate.config import ComplexityConfig
-from gate.model import Finding, Location, Severity
+from gate.model import Location, Severity
 
 
 def threshold_for(path: str, config: ComplexityConfig) -> int:
@@ -51,107 +51,23 @@ class RatchetInputs:
 
     baseline: dict[str, int]
     judged_paths: set[str]
-    baseline_shown: str = "baselines/complexity.json"
+    baseline_path: str = "baselines/complexity.json"  # project-relative
     baseline_lines: dict[str, int] = field(default_factory=dict)
     renamed: dict[str, str] = field(default_factory=dict)
     previous: Callable[[str], int | None] | None = None
     vanished_bodies: Callable[[str], str | None] | None = None
 
 
-def _finding(
-    code: str,
-    message: str,
-    location: Location,
-    anchor: str,
-    severity: Severity | None = None,
-    extra: dict[str, object] | None = None,
-) -> Finding:
-    rule = RULES[code]
-    return Finding(
-        code, rule.name, severity or rule.severity, location, message, anchor, (), extra or {}
-    )
-
-
-def _location(function: FunctionComplexity) -> Location:
-    """The def line, spanning to the function's last line (for diff-aware runs)."""
-    return Location(
-        function.shown or function.path, function.line, function.column, function.end_line
-    )
-
-
-def _values(
-    function: FunctionComplexity, threshold: int, allowed: int | None, before: int | None = None
-) -> dict[str, object]:
-    """What the markdown report's complexity table shows for one function."""
-    return {
-        "function": function.key,
-        "complexity": function.complexity,
-        "threshold": threshold,
-        "baseline": allowed,
-        "before": before,
-    }
-
-
-def _suppressed(function: FunctionComplexity, code: str) -> bool:
-    return function.noqa is not None and (not function.noqa or code in function.noqa)
-
-
-def _judge_baselined(
-    function: FunctionComplexity, allowed: int, threshold: int, stale_severity: Severity
-) -> Finding | None:
-    """GATE201 for a rise, GATE202 for an entry that is no longer needed as it stands."""
-    cc, rank = function.complexity, function.rank
-    if cc <= threshold:
-        code = "GATE202"
-        message = (
-            f"{function.qualname}: complexity {cc} is now within the threshold {threshold}; "
-            f"its baseline entry ({allowed}) is stale: run `gate baseline update` to remove it"
-        )
-    elif cc > allowed:
-        code = "GATE201"
-        message = (
-            f"{function.qualname}: complexity {cc} (radon {rank}) rose above its baseline "
-            f"{allowed} (threshold {threshold})"
-        )
-    elif cc < allowed:
-        code = "GATE202"
-        message = (
-            f"{function.qualname}: complexity {cc} (radon {rank}) is below its baseline "
-            f"{allowed}; run `gate baseline update` to tighten the entry to {cc}"
-        )
-    else:
-        return None
-    if _suppressed(function, code):
-        return None
-    severity = stale_severity if code == "GATE202" else None
-    extra = _values(function, threshold, allowed)
-    return _finding(code, message, _location(function), function.key, severity, extra)
-
-
 def judge(
     measured: Iterable[FunctionComplexity], inputs: RatchetInputs, config: ComplexityConfig
-) -> list[Finding]:
-    """GATE200/201/202 findings for the measured functions against the baseline."""
+) -> RatchetFacts:
+    """Every measured function with its threshold, baseline entry and history, and the
+    baselined functions of the judged files that no longer exist."""
     moved = rekey(inputs.baseline, inputs.renamed)
     allowance = {moved.get(key, key): value for key, value in inputs.baseline.items()}
     origin = {moved.get(key, key): key for key in inputs.baseline}
-    stale_severity = Severity(config.stale_severity)
-    findings: list[Finding] = []
-    present: set[str] = set()
-    new_crossings: list[FunctionComplexity] = []
-
-    for function in measured:
-        present.add(function.key)
-        threshold = threshold_for(function.path, config)
-        allowed = allowance.get(function.key)
-        if allowed is None:
-            if function.complexity > threshold and not _suppressed(function, "GATE200"):
-                new_crossings.append(function)
-            continue
-        finding = _judge_baselined(function, allowed, threshold, stale_severity)
-        if finding is not None:
-            findings.append(finding)
-
+    measured = list(measured)
+    present = {function.key for function in measured}
     vanished = [
         key for key in allowance if key not in present and key_path(key) in inputs.judged_paths
     ]
@@ -161,43 +77,39 @@ def judge(
             body = inputs.vanished_bodies(origin[key])
             if body is not None:
                 bodies[body] = origin[key]
+    judged: list[Judged] = []
     renamed_to: dict[str, str] = {}
-
-    for function in new_crossings:
+    for function in measured:
         threshold = threshold_for(function.path, config)
-        message = (
-            f"{function.qualname}: complexity {function.complexity} (radon {function.rank}) "
-            f"exceeds {threshold}"
-        )
-        before = None
-        if inputs.previous is not None:
-            before = inputs.previous(function.key)
-            if before is None:
-                message += "; new in this change"
-            elif before != function.complexity:
-                message += f"; was {before} before this change"
+        allowed = allowance.get(function.key)
+        if allowed is not None or function.complexity <= threshold:
+            judged.append(Judged(function, threshold, allowed))
+            continue
+        before = inputs.previous(function.key) if inputs.previous is not None else None
         likely = bodies.get(function.body_hash)
         if likely is not None:
             renamed_to[likely] = function.key
-            message += (
-                f"; likely a rename of `{likely}` (identical body), which the baseline allows "
-                f"{inputs.baseline[likely]}: accept it with `gate baseline update --accept-new`"
+        judged.append(
+            Judged(
+                function,
+                threshold,
+                None,
+                before,
+                history_known=inputs.previous is not None,
+                likely_rename_of=likely,
+                rename_allowance=inputs.baseline[likely] if likely is not None else None,
             )
-        extra = _values(function, threshold, None, before)
-        findings.append(
-            _finding("GATE200", message, _location(function), function.key, extra=extra)
         )
-
-    for key in vanished:
-        old = origin[key]
-        line = inputs.baseline_lines.get(old, 1)
-        message = f"{old}: in the baseline but no longer exists; run `gate baseline update`"
-        if old in renamed_to:
-            message += f" (likely renamed to `{renamed_to[old]}`)"
-        location = Location(inputs.baseline_shown, line, 1)
-        extra = {"function": old, "complexity": None, "baseline": inputs.baseline[old]}
-        findings.append(_finding("GATE202", message, location, old, stale_severity, extra))
-    return findings
+    gone = tuple(
+        Vanished(
+            origin[key],
+            inputs.baseline[origin[key]],
+            Location(inputs.baseline_path, inputs.baseline_lines.get(origin[key], 1), 1),
+            renamed_to.get(origin[key]),
+        )
+        for key in vanished
+    )
+    return RatchetFacts(tuple(judged), gone, Severity(config.stale_severity))
 
 
 @dataclass

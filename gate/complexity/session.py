@@ -108,7 +108,7 @@ class ComplexitySession:
         return RatchetInputs(
             baseline=functions,
             judged_paths=judged_paths,
-            baseline_shown=self.shown,
+            baseline_path=self.relative(self.path),
             baseline_lines=key_lines(self.path) if functions else {},
             renamed=self.renamed(functions),
             previous=previous if previous_commit is not None else None,

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gate.config import ConfigError
-from gate.model import Finding
+from gate.model import Family, Finding, TeardownDetail
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -23,15 +23,15 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
-def confirms(finding: Finding, frames: Iterable[tuple[str, int]]) -> bool:
+def confirms(finding: Finding, frames: Iterable[tuple[str, int]], root: Path) -> bool:
     """Does a seam with these (path, line) frames confirm the finding?
 
-    The seam must stand at the interrupt point the finding names; for findings reported at the
-    await itself (an awaited step cut short, an unshielded await) the finding's own line counts.
+    The seam must stand at one of the interrupt points the finding names (for an awaited step
+    cut short, the step itself). Finding paths are relative to the project `root`.
     """
-    points = [(item.location.path, item.location.line) for item in finding.related]
-    if finding.code in ("GATE101", "GATE104"):
-        points.append((finding.location.path, finding.location.line))
+    if not isinstance(finding.detail, TeardownDetail):
+        return False
+    points = [(str(root / where.path), where.line) for where in finding.detail.interrupts]
     return any(
         line == point_line and _same_file(path, point_path)
         for path, line in frames
@@ -39,18 +39,23 @@ def confirms(finding: Finding, frames: Iterable[tuple[str, int]]) -> bool:
     )
 
 
-def static_findings(paths: Iterable[str]) -> list[Finding]:
-    """The teardown findings gate reports for these files, with default settings."""
-    from gate.config import GateConfig
-    from gate.engine import SourceFile, check_file
-    from gate.fsutil import display_path
+def static_findings(paths: Iterable[str]) -> list[tuple[Path, Finding]]:
+    """The teardown findings gate reports for these files, each with its project's config and
+    root."""
+    from gate.config import load_config
+    from gate.discovery import SourceFile
+    from gate.filecheck import check_file
 
-    findings: list[Finding] = []
+    findings: list[tuple[Path, Finding]] = []
     for path in sorted(set(paths)):
         if Path(path).is_file():
-            source = SourceFile(Path(path), display_path(Path(path)))
+            loaded = load_config(None, Path(path))
+            relative = os.path.relpath(os.path.realpath(path), loaded.root)
+            source = SourceFile(Path(path), Path(relative).as_posix())
             findings.extend(
-                f for f in check_file(source, GateConfig()).findings if f.code.startswith("GATE1")
+                (loaded.root, f)
+                for f in check_file(source, loaded.settings).findings
+                if f.family is Family.TEARDOWN
             )
     return findings
 
@@ -60,7 +65,7 @@ def confirmations(frames_by_seam: dict[int, list[tuple[str, int]]]) -> dict[int,
     paths = {path for frames in frames_by_seam.values() for path, _ in frames}
     findings = static_findings(paths)
     return {
-        index: [label(finding) for finding in findings if confirms(finding, frames)]
+        index: [label(finding) for root, finding in findings if confirms(finding, frames, root)]
         for index, frames in frames_by_seam.items()
     }
 
@@ -93,12 +98,12 @@ def read_seam_report(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
 
 
 def mark_confirmed(
-    findings: list[Finding], failing: list[tuple[str, list[tuple[str, int]]]]
+    findings: list[Finding], failing: list[tuple[str, list[tuple[str, int]]]], root: Path
 ) -> list[Finding]:
     """The findings, each one a failing seam confirms with that said in its message."""
     marked = []
     for finding in findings:
-        reasons = [description for description, frames in failing if confirms(finding, frames)]
+        reasons = [d for d, frames in failing if confirms(finding, frames, root)]
         if reasons:
             finding = replace(
                 finding, message=f"{finding.message} [confirmed by the seam sweep: {reasons[0]}]"

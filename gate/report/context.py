@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from gate import __version__
 from gate.checks import RULES
-from gate.checks.base import Rule
 from gate.model import Finding
+from gate.rule import Rule
 
 
 def _same(path: str) -> str:
@@ -25,13 +25,16 @@ def _no_link(path: str, line: int) -> str | None:
 
 @dataclass(frozen=True)
 class ReportContext:
-    """`repo_path` turns a shown path into the repository-relative one review tools expect;
-    `line_text` returns a source line (for UTF-8 byte columns); `link` a URL to a line, or None.
+    """Finding paths are canonical (project-relative). `shown` turns one into the path a person
+    reads (relative to the current directory), `repo_path` into the repository-relative one
+    review tools expect; `line_text` returns a source line (for UTF-8 byte columns); `link` a
+    URL to a repository path's line, or None.
     """
 
     findings: tuple[Finding, ...]
     files: int
     color: bool = False
+    shown: Callable[[str], str] = _same
     repo_path: Callable[[str], str] = _same
     line_text: Callable[[str, int], str] = _no_text
     link: Callable[[str, int], str | None] = _no_link

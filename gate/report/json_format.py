@@ -8,13 +8,13 @@ from gate.model import Finding
 from gate.report.context import ReportContext
 
 
-def finding_dict(finding: Finding) -> dict[str, object]:
+def finding_dict(finding: Finding, context: ReportContext) -> dict[str, object]:
     location = finding.location
     return {
         "code": finding.code,
         "name": finding.name,
         "severity": finding.severity.value,
-        "path": location.path,
+        "path": context.shown(location.path),
         "line": location.line,
         "column": location.column,
         "end_line": location.end_line if location.end_line is not None else location.line,
@@ -23,7 +23,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
         "fingerprint": finding.fingerprint,
         "related": [
             {
-                "path": item.location.path,
+                "path": context.shown(item.location.path),
                 "line": item.location.line,
                 "column": item.location.column,
                 "message": item.message,
@@ -36,7 +36,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
 def render(context: ReportContext) -> str:
     document = {
         "version": 1,
-        "findings": [finding_dict(finding) for finding in context.findings],
+        "findings": [finding_dict(finding, context) for finding in context.findings],
         "summary": {"files": context.files, "findings": len(context.findings)},
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

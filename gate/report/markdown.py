@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from gate.model import Finding, Severity
+from gate.model import ComplexityDetail, Finding, Severity
 from gate.report.context import ReportContext
 
 MARKER = "<!-- gate-report -->"
@@ -39,7 +39,7 @@ def _summary(context: ReportContext) -> str:
 def _findings_by_file(context: ReportContext) -> list[str]:
     grouped: dict[str, list[Finding]] = defaultdict(list)
     for finding in context.findings:
-        if not finding.code.startswith("GATE2"):
+        if not isinstance(finding.detail, ComplexityDetail):
             grouped[context.repo_path(finding.location.path)].append(finding)
     lines = []
     for path in sorted(grouped):
@@ -51,7 +51,7 @@ def _findings_by_file(context: ReportContext) -> list[str]:
 
 
 def _complexity(context: ReportContext) -> list[str]:
-    rows = [f for f in context.findings if f.code.startswith("GATE2")]
+    rows = [(f, f.detail) for f in context.findings if isinstance(f.detail, ComplexityDetail)]
     if not rows:
         return []
     lines = [
@@ -61,16 +61,14 @@ def _complexity(context: ReportContext) -> list[str]:
         "| function | before | baseline | now | threshold | rule |",
         "|---|---|---|---|---|---|",
     ]
-    for finding in rows:
-        values = finding.extra
+    for finding, detail in rows:
 
-        def show(key: str, values: dict[str, object] = values) -> str:
-            value = values.get(key)
+        def show(value: int | None) -> str:
             return "" if value is None else str(value)
 
         lines.append(
-            f"| {_where(finding, context)} `{_cell(show('function'))}` | {show('before')} | "
-            f"{show('baseline')} | {show('complexity')} | {show('threshold')} | "
+            f"| {_where(finding, context)} `{_cell(detail.function)}` | {show(detail.before)} | "
+            f"{show(detail.baseline)} | {show(detail.complexity)} | {show(detail.threshold)} | "
             f"{finding.code} {finding.name} |"
         )
     return lines

@@ -6,11 +6,16 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from gate.checks.base import Rule
-from gate.model import Finding, Location, Severity
+from gate.model import Family, Finding, Location, Severity
 from gate.report.context import ReportContext
+from gate.rule import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_TAGS = {
+    Family.TEARDOWN: "teardown",
+    Family.COMPLEXITY: "maintainability",
+    Family.FILE: "maintainability",
+}
 
 
 def _level(severity: Severity) -> str:
@@ -25,9 +30,7 @@ def _rule(rule: Rule, context: ReportContext) -> dict[str, Any]:
         "fullDescription": {"text": rule.section("What it does") or rule.summary},
         "help": {"text": rule.fix or rule.summary, "markdown": rule.doc},
         "defaultConfiguration": {"level": _level(rule.severity)},
-        "properties": {
-            "tags": ["teardown" if rule.code.startswith("GATE1") else "maintainability"]
-        },
+        "properties": {"tags": [_TAGS[rule.family]]},
     }
     uri = context.help_uri(rule)
     if uri:

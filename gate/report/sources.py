@@ -2,36 +2,56 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from gate import git
+from gate.fsutil import display_path
+from gate.source import decode, source_lines
 
 
-def repo_path_function(root: Path):
-    """A function mapping a shown (cwd-relative) path to a repository-relative POSIX path."""
-    top = (git.toplevel(root) or root).resolve()
+@dataclass(frozen=True)
+class PathView:
+    """How a canonical (project-relative) path is shown: relative to the current directory for
+    people, relative to the repository's top level for review tools; and where to read it."""
 
-    def repo_path(path: str) -> str:
+    root: Path
+    top: Path
+
+    @classmethod
+    def of(cls, root: Path) -> PathView:
+        resolved = root.resolve()
+        return cls(resolved, (git.toplevel(resolved) or resolved).resolve())
+
+    def absolute(self, path: str) -> Path:
+        return self.root / path  # an absolute `path` stays as it is
+
+    def shown(self, path: str) -> str:
+        return display_path(self.absolute(path))
+
+    def repo_path(self, path: str) -> str:
         try:
-            return Path(os.path.abspath(path)).relative_to(top).as_posix()
+            return self.absolute(path).relative_to(self.top).as_posix()
         except ValueError:
             return Path(path).as_posix()
 
-    return repo_path
+    def line_text(self, path: str, line: int) -> str:
+        return line_text(str(self.absolute(path)), line)
 
 
 @cache
 def _lines(path: str) -> tuple[str, ...]:
     try:
-        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
+        data = Path(path).read_bytes()
     except OSError:
         return ()
+    return tuple(line.rstrip("\r\n") for line in source_lines(decode(data)))
 
 
 def line_text(path: str, line: int) -> str:
+    """Line `line` of the file at `path`, numbered as Python numbers lines ('' when absent)."""
     lines = _lines(path)
     return lines[line - 1] if 0 < line <= len(lines) else ""
 

@@ -9,7 +9,8 @@ from gate.report.context import ReportContext
 def render(context: ReportContext) -> str:
     lines = []
     for finding in context.findings:
-        where = f"{finding.location.path}:{finding.location.line}:{finding.location.column}:"
+        location = finding.location
+        where = f"{context.shown(location.path)}:{location.line}:{location.column}:"
         if context.color:
             from rich.markup import escape
 

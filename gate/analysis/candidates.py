@@ -6,14 +6,12 @@ import ast
 import fnmatch
 from dataclasses import dataclass
 
+from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
 from gate.astwalk import child_statements
 from gate.config import TeardownConfig
 
-CANCEL_NAMES = frozenset({"CancelledError", "Cancelled", "BaseException"})
-LEVEL_TRIGGERED_LIBRARIES = frozenset({"trio", "anyio"})
 
-
-@dataclass
+@dataclass(frozen=True)
 class FunctionSpan:
     """A function as the `ast` pass sees it: where it is, and whether it can hold a region."""
 
@@ -27,17 +25,25 @@ class FunctionSpan:
     has_region_syntax: bool
 
 
-def _ast_catches_cancellation(node: ast.expr | None) -> bool:
+def _final_names(node: ast.expr | None) -> list[str | None]:
+    """The names a handler's type expression lists, for `catches_cancellation`."""
     if node is None:
-        return True
+        return [None]
     if isinstance(node, ast.Tuple):
-        return any(_ast_catches_cancellation(element) for element in node.elts)
+        return [name for element in node.elts for name in _final_names(element)]
     if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        return name == "get_cancelled_exc_class"
-    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
-    return name in CANCEL_NAMES
+        return [f"{_final_name(node.func)}()"]
+    return [_final_name(node)]
+
+
+def _final_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def handler_catches_cancellation(handler: ast.ExceptHandler) -> bool:
+    return catches_cancellation(_final_names(handler.type))
 
 
 def _has_region_syntax(function: ast.AST) -> bool:
@@ -48,7 +54,7 @@ def _has_region_syntax(function: ast.AST) -> bool:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         if isinstance(node, ast.Try | _TRY_STAR) and (
-            node.finalbody or any(_ast_catches_cancellation(h.type) for h in node.handlers)
+            node.finalbody or any(handler_catches_cancellation(h) for h in node.handlers)
         ):
             return True
         pending.extend(child_statements(node))

@@ -1,50 +1,50 @@
-"""The teardown rules over one parsed file: pick the functions, hand them to libcst, report."""
+"""The teardown rules over one parsed file: hand the candidate functions to libcst, let every
+teardown rule judge the facts, and resolve positions only for what gets reported."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
 
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gate.checks import TEARDOWN_CHECKS
-from gate.checks.base import Reporter
-from gate.checks.candidates import FunctionSpan
-from gate.checks.regions import ModuleAnalysis
-from gate.checks.teardown import AnalysisError, analyse_functions
+from gate.analysis.candidates import FunctionSpan
+from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.walker import AnalysisError, Snippet, analyse_functions
+from gate.checks import analysis_skipped, rules_of
 from gate.config import GateConfig
-from gate.model import Finding, Location
+from gate.model import Family, Finding, Location
+from gate.rule import Locate
+from gate.source import source_lines
 
 
 def teardown_findings(
-    display: str,
+    path: str,
     text: str,
     spans: list[FunctionSpan],
     level_triggered: bool,
     candidates: list[FunctionSpan],
     settings: GateConfig,
-    reporter: Reporter,
 ) -> list[Finding]:
-    """The GATE1xx findings of the candidate functions (and the helpers they await)."""
-    lines = text.splitlines(keepends=True)
+    """The teardown findings of the candidate functions (and the helpers they await)."""
+    lines = source_lines(text)
     try:
         analysis = analyse_functions(lines, spans, level_triggered, settings.teardown, candidates)
     except (AnalysisError, RecursionError) as error:
         line = getattr(error, "line", 1)
         column = getattr(error, "column", 1)
         reason = str(error) if isinstance(error, AnalysisError) else "nested too deeply"
-        reporter.locate = lambda node: Location(display, line, column)
         message = f"teardown rules skipped: {reason}, though Python can parse it"
-        return [reporter.finding("GATE902", None, message, "analysis-skipped")]
-    reporter.locate = _locator(display, analysis)
+        return [analysis_skipped.finding(path, message, line, column)]
+    locate = _locator(path, analysis)
     findings: list[Finding] = []
-    for check in TEARDOWN_CHECKS:
-        findings.extend(check.check(analysis, reporter))
+    for rule in rules_of(Family.TEARDOWN):
+        assert rule.check is not None
+        findings.extend(rule.check(analysis, locate))
     return _unique_anchors(findings)
 
 
-def _locator(display: str, analysis: ModuleAnalysis) -> Callable[[object], Location]:
+def _locator(path: str, analysis: ModuleAnalysis) -> Locate:
     """Positions of reported nodes, resolved for the one parsed function a node lives in, and
     only when a finding needs it."""
     positions: dict[object, Location] = {}
@@ -52,6 +52,7 @@ def _locator(display: str, analysis: ModuleAnalysis) -> Callable[[object], Locat
 
     def locate(node: object) -> Location:
         snippet = analysis.node_snippets[id(node)]
+        assert isinstance(snippet, Snippet)
         if id(snippet) not in resolved:
             resolved.add(id(snippet))
             wrapper = MetadataWrapper(snippet.module, unsafe_skip_copy=True)
@@ -59,11 +60,7 @@ def _locator(display: str, analysis: ModuleAnalysis) -> Callable[[object], Locat
             for known, code_range in wrapper.resolve(PositionProvider).items():
                 start, end = code_range.start, code_range.end
                 positions[known] = Location(
-                    display,
-                    start.line + offset,
-                    start.column + 1,
-                    end.line + offset,
-                    end.column + 1,
+                    path, start.line + offset, start.column + 1, end.line + offset, end.column + 1
                 )
         return positions[node]
 

@@ -1,29 +1,35 @@
 """The teardown analysis that the GATE1xx rules share.
 
-One pass over a libcst tree finds the teardown regions of every async function, lists the
-interrupt points and critical steps in each region in execution order, and decides for every
-interrupt point which guards hold it. The rule modules then read their findings off that data.
-Positions are not resolved here: the analysis keeps nodes, and the caller resolves positions only
-for what gets reported.
+One pass over a libcst tree finds the teardown regions of every candidate async function, lists
+the interrupt points and critical steps in each region in execution order with the constructs
+that enclose them, and decides for every interrupt point whether something holds it. The facts
+come out frozen; the rule modules judge them. Positions are not resolved here: the analysis keeps
+nodes, and the caller resolves positions only for what gets reported.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
-from gate.checks.candidates import CANCEL_NAMES, FunctionSpan, configured, is_candidate
-from gate.checks.regions import (
+from gate.analysis.cancellation import catches_cancellation
+from gate.analysis.candidates import FunctionSpan, configured, is_candidate
+from gate.analysis.facts import (
+    Arm,
+    Branch,
+    CancelHandler,
     CriticalStep,
-    Guard,
+    Enclosure,
+    EnclosureKind,
     InterruptPoint,
     ModuleAnalysis,
     Region,
-    Snippet,
-    SwallowingHandler,
+    RegionKind,
     precedes,
 )
 from gate.config import TeardownConfig
@@ -65,8 +71,6 @@ class _Collector(cst.CSTVisitor):
     def __init__(self) -> None:
         self.awaits: list[cst.Await] = []
         self.calls: list[cst.Call] = []
-        self.raises = False
-        self.loaded_names: set[str] = set()
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -83,12 +87,6 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
 
-    def visit_Raise(self, node: cst.Raise) -> None:
-        self.raises = True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.loaded_names.add(node.value)
-
 
 def collect(node: cst.CSTNode) -> _Collector:
     collector = _Collector()
@@ -97,30 +95,27 @@ def collect(node: cst.CSTNode) -> _Collector:
 
 
 # ---------------------------------------------------------------------------------------------
-# What an exception clause catches
+# What an exception clause catches, what a `with` item does
 
 
-def _catches_cancellation_expr(node: cst.BaseExpression | None) -> bool:
+def _final_names(node: cst.BaseExpression | None) -> list[str | None]:
+    """The names a handler's type expression lists, for `catches_cancellation`."""
     if node is None:
-        return True
+        return [None]
     if isinstance(node, cst.Tuple):
-        return any(_catches_cancellation_expr(element.value) for element in node.elements)
+        return [name for element in node.elements for name in _final_names(element.value)]
     if isinstance(node, cst.Call):
-        return final_name(node.func) == "get_cancelled_exc_class"
-    return final_name(node) in CANCEL_NAMES
+        return [f"{final_name(node.func)}()"]
+    return [final_name(node) or ""]
 
 
 def handler_catches_cancellation(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """True when the handler catches CancelledError/trio.Cancelled (bare, BaseException, ...)."""
-    return _catches_cancellation_expr(handler.type)
+    return catches_cancellation(_final_names(handler.type))
 
 
 def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-
-
-def _is_suppress(call: cst.Call) -> bool:
-    return final_name(call.func) == "suppress"
 
 
 def _is_shield_scope(call: cst.Call) -> bool:
@@ -137,7 +132,7 @@ def _is_shield_scope(call: cst.Call) -> bool:
 
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
-    for statement in _statements(body):
+    for statement in statements(body):
         if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite) and any(
             isinstance(small, cst.Raise) for small in statement.body
         ):
@@ -145,10 +140,65 @@ def _unconditional_raise(body: cst.BaseSuite) -> bool:
     return False
 
 
-def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+def statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     if isinstance(body, cst.SimpleStatementSuite):
         return [body]
     return body.body  # type: ignore[return-value]
+
+
+Blocks = Iterator[tuple["Arm | None", int, cst.CSTNode]]
+
+
+def _if_blocks(statement: cst.If) -> Blocks:
+    yield Arm.IF, 0, statement.body
+    if isinstance(statement.orelse, cst.If):
+        yield Arm.ELSE, 0, statement.orelse
+    elif statement.orelse is not None:
+        yield Arm.ELSE, 0, statement.orelse.body
+
+
+def _loop_blocks(statement: cst.For | cst.While) -> Blocks:
+    yield None, 0, statement.body
+    if statement.orelse is not None:
+        yield None, 0, statement.orelse.body
+
+
+def _try_blocks(statement: cst.Try | cst.TryStar) -> Blocks:
+    yield Arm.TRY_BODY, 0, statement.body
+    for index, handler in enumerate(statement.handlers):
+        yield Arm.HANDLER, index, handler
+    if statement.orelse is not None:
+        yield Arm.TRY_ELSE, 0, statement.orelse.body
+    if statement.finalbody is not None:
+        yield Arm.FINALLY, 0, statement.finalbody.body
+
+
+def _with_blocks(statement: cst.With) -> Blocks:
+    yield None, 0, statement.body
+
+
+def _match_blocks(statement: cst.Match) -> Blocks:
+    for index, case in enumerate(statement.cases):
+        yield Arm.CASE, index, case.body
+
+
+_BLOCKS = {
+    cst.If: _if_blocks,
+    cst.For: _loop_blocks,
+    cst.While: _loop_blocks,
+    cst.With: _with_blocks,
+    cst.Try: _try_blocks,
+    cst.TryStar: _try_blocks,
+    cst.Match: _match_blocks,
+}
+
+
+def blocks(statement: cst.CSTNode) -> Blocks:
+    """The blocks of a compound statement in source order, with the arm each is in (None for a
+    loop's body or `else`, a `with` body). An `elif` comes out as the nested `If` statement.
+    Handler blocks are the handler nodes, so that callers can ask what they catch."""
+    split = _BLOCKS.get(type(statement))
+    return split(statement) if split is not None else iter(())  # type: ignore[operator]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,24 +206,27 @@ def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
 
 
 class _RegionWalker:
+    """Walks one region in execution order, collecting its interrupt points and steps."""
+
     def __init__(
         self,
         module: cst.Module,
-        region: Region,
         config: TeardownConfig,
         function_body: cst.CSTNode,
         tokens: tuple[tuple[str, ...], ...],
     ) -> None:
         self.module = module
-        self.region = region
         self.config = config
         self.function_body = function_body
         self.tokens = tokens
         self.order = 0
-        self.path: list[tuple[int, str]] = []
+        self.branches: list[Branch] = []
         self.loops: list[int] = []
-        self.guards: list[Guard] = []
+        self.enclosures: list[Enclosure] = []
         self.finally_stack: list[int] = []
+        self.points: list[InterruptPoint] = []
+        self.steps: list[CriticalStep] = []
+        self.cancel_handlers: list[CancelHandler] = []
 
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -235,7 +288,7 @@ class _RegionWalker:
 
     # -- walking
     def walk_suite(self, body: cst.BaseSuite) -> None:
-        for statement in _statements(body):
+        for statement in statements(body):
             self.walk_statement(statement)
 
     def walk_statement(self, statement: cst.CSTNode) -> None:
@@ -246,7 +299,8 @@ class _RegionWalker:
             for small in statement.body:
                 self.walk_small(small, marked)
         elif isinstance(statement, cst.If):
-            self.walk_if(statement)
+            self.add_points(statement.test, statement)
+            self.walk_blocks(statement)
         elif isinstance(statement, cst.For | cst.While):
             self.walk_loop(statement)
         elif isinstance(statement, cst.With):
@@ -255,10 +309,16 @@ class _RegionWalker:
             self.walk_try(statement)
         elif isinstance(statement, cst.Match):
             self.add_points(statement.subject, statement)
-            for index, case in enumerate(statement.cases):
-                self.path.append((id(statement), f"case:{index}"))
-                self.walk_suite(case.body)
-                self.path.pop()
+            self.walk_blocks(statement)
+
+    def walk_blocks(self, statement: cst.CSTNode) -> None:
+        for arm, index, block in blocks(statement):
+            self.branches.append(Branch(id(statement), arm or Arm.IF, index))
+            if isinstance(block, cst.If):
+                self.walk_statement(block)
+            else:
+                self.walk_suite(block)  # type: ignore[arg-type]
+            self.branches.pop()
 
     def walk_small(self, small: cst.BaseSmallStatement, marked: bool) -> None:
         found = collect(small)
@@ -268,21 +328,21 @@ class _RegionWalker:
             name = self.code(small)
         if name is None:
             return
-        step = CriticalStep(
-            statement=small,
-            label=name,
-            order=self.next_order(),
-            path=tuple(self.path),
-            loops=tuple(self.loops),
-            finally_ancestors=tuple(self.finally_stack),
-            text=self.code(small),
-            points=points,
+        self.steps.append(
+            CriticalStep(
+                statement=small,
+                label=name,
+                order=self.next_order(),
+                branches=tuple(self.branches),
+                loops=tuple(self.loops),
+                finally_ancestors=tuple(self.finally_stack),
+                text=self.code(small),
+                points=tuple(points),
+                uses_asyncio_shield=any(
+                    dotted_name(call.func) in ("asyncio.shield", "shield") for call in found.calls
+                ),
+            )
         )
-        step.uses_asyncio_shield = any(
-            dotted_name(call.func) in ("asyncio.shield", "shield") for call in found.calls
-        )
-        step.exempt_aclose = bool(points) and all(p.exempt_level_triggered for p in points)
-        self.region.steps.append(step)
 
     def add_points(self, expression: cst.CSTNode | None, statement: cst.CSTNode) -> None:
         if expression is not None:
@@ -293,48 +353,45 @@ class _RegionWalker:
     ) -> list[InterruptPoint]:
         points = []
         for node in awaits:
-            guards = list(self.guards)
+            enclosures = list(self.enclosures)
             inner = node.expression
-            if isinstance(inner, cst.Call) and self.is_shield_helper(inner):
-                guards.append(Guard("shield", inner))
-            point = self.new_point(node, statement, guards)
-            point.exempt_level_triggered = (
-                isinstance(inner, cst.Call)
-                and final_name(inner.func) == "aclose"
-                and not inner.args
+            call = inner if isinstance(inner, cst.Call) else None
+            if call is not None and self.is_shield_helper(call):
+                enclosures.append(Enclosure(EnclosureKind.SHIELD, call))
+            points.append(
+                self.new_point(
+                    node,
+                    statement,
+                    enclosures,
+                    no_arg_aclose=call is not None
+                    and final_name(call.func) == "aclose"
+                    and not call.args,
+                    awaited_call=dotted_name(call.func) if call is not None else None,
+                )
             )
-            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute | cst.Name):
-                self.region.helper_calls.append(dotted_name(inner.func) or "")
-            points.append(point)
         return points
 
     def new_point(
-        self, node: cst.CSTNode, statement: cst.CSTNode, guards: list[Guard]
+        self,
+        node: cst.CSTNode,
+        statement: cst.CSTNode,
+        enclosures: list[Enclosure],
+        no_arg_aclose: bool = False,
+        awaited_call: str | None = None,
     ) -> InterruptPoint:
         point = InterruptPoint(
             node=node,
             statement=statement,
             order=self.next_order(),
-            path=tuple(self.path),
+            branches=tuple(self.branches),
             loops=tuple(self.loops),
-            guards=tuple(guards),
+            enclosures=tuple(enclosures),
             text=self.code(node),
+            no_arg_aclose=no_arg_aclose,
+            awaited_call=awaited_call,
         )
-        self.region.points.append(point)
+        self.points.append(point)
         return point
-
-    def walk_if(self, statement: cst.If) -> None:
-        self.add_points(statement.test, statement)
-        self.path.append((id(statement), "if"))
-        self.walk_suite(statement.body)
-        self.path.pop()
-        if statement.orelse is not None:
-            self.path.append((id(statement), "else"))
-            if isinstance(statement.orelse, cst.If):
-                self.walk_if(statement.orelse)
-            else:
-                self.walk_suite(statement.orelse.body)
-            self.path.pop()
 
     def walk_loop(self, statement: cst.For | cst.While) -> None:
         if isinstance(statement, cst.For):
@@ -343,158 +400,124 @@ class _RegionWalker:
             self.add_points(statement.test, statement)
         self.loops.append(id(statement))
         if isinstance(statement, cst.For) and statement.asynchronous is not None:
-            self.new_point(statement, statement, list(self.guards))
+            self.new_point(statement, statement, list(self.enclosures))
         self.walk_suite(statement.body)
         self.loops.pop()
         if statement.orelse is not None:
             self.walk_suite(statement.orelse.body)
 
+    def with_enclosure(self, statement: cst.With, call: cst.Call) -> Enclosure | None:
+        if _is_shield_scope(call) or self.is_shield_helper(call):
+            return Enclosure(EnclosureKind.SHIELD, statement)
+        if final_name(call.func) == "suppress":
+            catches = catches_cancellation(
+                name for arg in _call_args(call) for name in _final_names(arg)
+            )
+            return Enclosure(
+                EnclosureKind.SUPPRESS, statement, catches, holds=catches, report_node=statement
+            )
+        return None
+
     def walk_with(self, statement: cst.With) -> None:
         added = 0
         for item in statement.items:
             self.add_points(item.item, statement)
-            call = item.item
-            if not isinstance(call, cst.Call):
-                continue
-            if _is_shield_scope(call) or self.is_shield_helper(call):
-                self.guards.append(Guard("shield", statement))
-                added += 1
-            elif _is_suppress(call):
-                catches = any(_catches_cancellation_expr(arg) for arg in _call_args(call))
-                kind = "suppress" if catches else "misses"
-                self.guards.append(Guard(kind, statement, report_node=statement))
-                added += 1
+            if isinstance(item.item, cst.Call):
+                enclosure = self.with_enclosure(statement, item.item)
+                if enclosure is not None:
+                    self.enclosures.append(enclosure)
+                    added += 1
         if statement.asynchronous is not None:
             # The enter and the exit both suspend; the exit comes after the body, so the point
             # counts for every step that follows, and the shield scopes it opens do not cover it.
-            guards = self.guards[: len(self.guards) - added]
-            self.new_point(statement, statement, guards)
+            self.new_point(statement, statement, self.enclosures[: len(self.enclosures) - added])
         self.walk_suite(statement.body)
         if added:
-            del self.guards[-added:]
+            del self.enclosures[-added:]
+
+    def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
+        enclosures = []
+        if statement.handlers:
+            cancel = [h for h in statement.handlers if handler_catches_cancellation(h)]
+            enclosures.append(
+                Enclosure(
+                    EnclosureKind.TRY_EXCEPT,
+                    statement,
+                    catches_cancellation=bool(cancel),
+                    holds=any(not _unconditional_raise(h.body) for h in cancel),
+                    report_node=statement.handlers[0],
+                )
+            )
+        if statement.finalbody is not None:
+            enclosures.append(
+                Enclosure(
+                    EnclosureKind.TRY_FINALLY, statement, finally_body=statement.finalbody.body
+                )
+            )
+        return enclosures
 
     def walk_try(self, statement: cst.Try | cst.TryStar) -> None:
-        cancel_handlers = [h for h in statement.handlers if handler_catches_cancellation(h)]
-        added = 0
-        holding = [h for h in cancel_handlers if not _unconditional_raise(h.body)]
-        if holding:
-            self.guards.append(Guard("holds", statement))
-            added += 1
-        elif statement.handlers and not cancel_handlers:
-            self.guards.append(Guard("misses", statement, report_node=statement.handlers[0]))
-            added += 1
-        if statement.finalbody is not None:
-            self.guards.append(Guard("finally", statement, finally_body=statement.finalbody.body))
-            added += 1
-        self.path.append((id(statement), "body"))
-        self.walk_suite(statement.body)
-        self.path.pop()
-        if added:
-            del self.guards[-added:]
-        for index, handler in enumerate(statement.handlers):
-            if handler in cancel_handlers and self.swallows(handler):
-                self.region.swallowing.append(SwallowingHandler(handler, self.code(handler)))
-            self.path.append((id(statement), f"handler:{index}"))
-            self.walk_suite(handler.body)
-            self.path.pop()
-        if statement.orelse is not None:
-            self.path.append((id(statement), "tryelse"))
-            self.walk_suite(statement.orelse.body)
-            self.path.pop()
-        if statement.finalbody is not None:
-            self.path.append((id(statement), "finally"))
-            self.finally_stack.append(id(statement.finalbody.body))
-            self.walk_suite(statement.finalbody.body)
-            self.finally_stack.pop()
-            self.path.pop()
-
-    def swallows(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-        """A cancellation handler that neither re-raises nor keeps the exception or a flag."""
-        found = collect(handler.body)
-        if found.raises:
-            return False
-        name = handler.name.name if handler.name is not None else None
-        if isinstance(name, cst.Name) and name.value in found.loaded_names:
-            return False
-        flags = _assigned_names(handler.body)
-        if flags is None:
-            return False  # an attribute or subscript was set: kept somewhere we cannot follow
-        return not flags or not (flags & _names_read_outside(self.function_body, handler))
-
-
-def _assigned_names(body: cst.BaseSuite) -> set[str] | None:
-    names: set[str] = set()
-
-    class _Targets(cst.CSTVisitor):
-        opaque = False
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            self._target(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self._target(node.target)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            self._target(node.target)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            self.opaque = True
-
-        def visit_Global(self, node: cst.Global) -> None:
-            self.opaque = True
-
-        def _target(self, target: cst.BaseExpression) -> None:
-            if isinstance(target, cst.Name):
-                names.add(target.value)
+        for arm, index, block in blocks(statement):
+            self.branches.append(Branch(id(statement), arm or Arm.TRY_BODY, index))
+            if arm is Arm.TRY_BODY:
+                added = self.try_enclosures(statement)
+                self.enclosures.extend(added)
+                self.walk_suite(block)  # type: ignore[arg-type]
+                del self.enclosures[len(self.enclosures) - len(added) :]
+            elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
+                if handler_catches_cancellation(block):
+                    self.cancel_handlers.append(
+                        CancelHandler(block, self.code(block), self.function_body)
+                    )
+                self.walk_suite(block.body)
+            elif arm is Arm.FINALLY:
+                self.finally_stack.append(id(block))
+                self.walk_suite(block)  # type: ignore[arg-type]
+                self.finally_stack.pop()
             else:
-                self.opaque = True
+                self.walk_suite(block)  # type: ignore[arg-type]
+            self.branches.pop()
 
-    visitor = _Targets()
-    body.visit(visitor)
-    return None if visitor.opaque else names
+    # -- the frozen result
+    def region(
+        self, kind: RegionKind, function: str, origin: str, function_lines: tuple[int, int]
+    ) -> Region:
+        """The region's facts, each interrupt point marked guarded/shielded."""
+        resolved = {id(point): self._resolve(point) for point in self.points}
+        steps = tuple(
+            dataclasses.replace(step, points=tuple(resolved[id(p)] for p in step.points))
+            for step in self.steps
+        )
+        return Region(
+            kind=kind,
+            function=function,
+            origin=origin,
+            function_lines=function_lines,
+            points=tuple(resolved[id(point)] for point in self.points),
+            steps=steps,
+            cancel_handlers=tuple(self.cancel_handlers),
+        )
 
+    def _resolve(self, point: InterruptPoint) -> InterruptPoint:
+        """Something holds an interrupt at `point` when it is shielded, when a handler that
+        catches cancellation and does not re-raise encloses it, when a suppress of cancellation
+        does, or when a `finally:` around it carries every step that follows it."""
+        shielded = any(e.kind is EnclosureKind.SHIELD for e in point.enclosures)
+        guarded = shielded or any(e.holds for e in point.enclosures)
+        guarded = guarded or self._carried_by_finally(point)
+        return dataclasses.replace(point, guarded=guarded, shielded=shielded)
 
-def _names_read_outside(function_body: cst.CSTNode, skip: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class _Reads(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is skip:
-                return False
-            if isinstance(node, cst.AssignTarget):
-                return not isinstance(node.target, cst.Name)
-            if isinstance(node, cst.Name):
-                names.add(node.value)
-            return True
-
-    function_body.visit(_Reads())
-    return names
-
-
-# ---------------------------------------------------------------------------------------------
-# Deciding the guards
-
-
-def resolve_guards(region: Region) -> None:
-    """Mark each interrupt point guarded/shielded per the spec's definition of a guard."""
-    for point in region.points:
-        point.shielded = any(guard.kind == "shield" for guard in point.guards)
-        if point.shielded or any(g.kind in ("holds", "suppress") for g in point.guards):
-            point.guarded = True
-            continue
+    def _carried_by_finally(self, point: InterruptPoint) -> bool:
+        """Is every step an interrupt at `point` could skip inside a `finally:` around it?"""
         following = [
             step
-            for step in region.steps
+            for step in self.steps
             if step.statement is not point.statement and precedes(point, step)
         ]
-        point.guarded = any(
-            guard.kind == "finally"
-            and guard.finally_body is not None
-            and all(id(guard.finally_body) in step.finally_ancestors for step in following)
-            for guard in point.guards
+        return any(
+            e.kind is EnclosureKind.TRY_FINALLY
+            and all(id(e.finally_body) in step.finally_ancestors for step in following)
+            for e in point.enclosures
         )
 
 
@@ -509,6 +532,15 @@ class AnalysisError(Exception):
         super().__init__(message)
         self.line = line
         self.column = column
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One function parsed by libcst on its own: positions in it are offset by `line_offset`."""
+
+    module: cst.Module
+    function: cst.FunctionDef
+    line_offset: int
 
 
 def _error_position(error: cst.ParserSyntaxError) -> tuple[int, int]:
@@ -538,57 +570,35 @@ def parse_function(lines: Sequence[str], span: FunctionSpan) -> Snippet:
     if span.indented:
         wrapper = module.body[0]
         assert isinstance(wrapper, cst.If)
-        function = _statements(wrapper.body)[0]
+        function = statements(wrapper.body)[0]
     else:
         function = module.body[0]
     assert isinstance(function, cst.FunctionDef)
     return Snippet(module, function, offset)
 
 
-class _RegionFinder:
-    """Finds the outermost teardown regions in one function body."""
+def find_regions(body: cst.BaseSuite) -> Iterator[tuple[RegionKind, cst.BaseSuite]]:
+    """The outermost teardown regions in a function body: `finally:` blocks and the bodies of
+    handlers that catch cancellation (not entering nested definitions)."""
+    for statement in statements(body):
+        yield from _regions_in(statement)
 
-    def __init__(self) -> None:
-        self.found: list[tuple[str, cst.BaseSuite]] = []
 
-    def scan(self, body: cst.BaseSuite) -> None:
-        for statement in _statements(body):
-            self.scan_statement(statement)
-
-    def scan_statement(self, statement: cst.CSTNode) -> None:
-        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
-            return
-        if isinstance(statement, cst.Try | cst.TryStar):
-            self.scan(statement.body)
-            for handler in statement.handlers:
-                if handler_catches_cancellation(handler):
-                    self.found.append(("cancel-handler", handler.body))
-                else:
-                    self.scan(handler.body)
-            if statement.orelse is not None:
-                self.scan(statement.orelse.body)
-            if statement.finalbody is not None:
-                self.found.append(("finally", statement.finalbody.body))
-            return
-        if isinstance(statement, cst.If):
-            self.scan(statement.body)
-            if statement.orelse is not None:
-                if isinstance(statement.orelse, cst.If):
-                    self.scan_statement(statement.orelse)
-                else:
-                    self.scan(statement.orelse.body)
-            return
-        if isinstance(statement, cst.For | cst.While):
-            self.scan(statement.body)
-            if statement.orelse is not None:
-                self.scan(statement.orelse.body)
-            return
-        if isinstance(statement, cst.With):
-            self.scan(statement.body)
-            return
-        if isinstance(statement, cst.Match):
-            for case in statement.cases:
-                self.scan(case.body)
+def _regions_in(statement: cst.CSTNode) -> Iterator[tuple[RegionKind, cst.BaseSuite]]:
+    if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        return
+    for arm, _, block in blocks(statement):
+        if arm is Arm.FINALLY:
+            yield RegionKind.FINALLY, block  # type: ignore[misc]
+        elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
+            if handler_catches_cancellation(block):
+                yield RegionKind.CANCEL_HANDLER, block.body
+            else:
+                yield from find_regions(block.body)
+        elif isinstance(block, cst.If):
+            yield from _regions_in(block)
+        else:
+            yield from find_regions(block)  # type: ignore[arg-type]
 
 
 class _Analyser:
@@ -598,14 +608,14 @@ class _Analyser:
         self,
         lines: Sequence[str],
         spans: list[FunctionSpan],
-        level_triggered: bool,
         config: TeardownConfig,
     ) -> None:
         self.lines = lines
         self.config = config
         self.tokens = tuple(t for t in (name_words(token) for token in config.tokens) if t)
         self.by_qualname = {span.qualname: span for span in spans}
-        self.result = ModuleAnalysis([], level_triggered, {})
+        self.regions: list[Region] = []
+        self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
 
     def snippet_of(self, span: FunctionSpan) -> Snippet:
@@ -614,45 +624,40 @@ class _Analyser:
         return self.parsed[span.first_line]
 
     def analyse(
-        self, span: FunctionSpan, kind: str, body: cst.BaseSuite, origin: str = ""
+        self, span: FunctionSpan, kind: RegionKind, body: cst.BaseSuite, origin: str = ""
     ) -> Region:
         snippet = self.snippet_of(span)
-        region = Region(kind, span.qualname, body, self.result.level_triggered, origin)
-        walker = _RegionWalker(
-            snippet.module, region, self.config, snippet.function.body, self.tokens
-        )
+        walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.tokens)
         walker.walk_suite(body)
-        resolve_guards(region)
-        self.result.regions.append(region)
-        nodes: list[object] = [handler.handler for handler in region.swallowing]
+        region = walker.region(kind, span.qualname, origin, (span.first_line, span.last_line))
+        self.regions.append(region)
+        nodes: list[object] = [handler.node for handler in region.cancel_handlers]
         nodes += [step.statement for step in region.steps]
         for point in region.points:
             nodes.append(point.node)
-            nodes += [n for guard in point.guards for n in (guard.node, guard.report_node) if n]
-        self.result.node_snippets.update((id(node), snippet) for node in nodes)
+            nodes += [n for e in point.enclosures for n in (e.node, e.report_node) if n]
+        self.node_snippets.update((id(node), snippet) for node in nodes)
         return region
 
     def regions_of(self, span: FunctionSpan) -> list[Region]:
         function = self.snippet_of(span).function
         if span.name == "__aexit__" or configured(span, self.config):
-            kind = "__aexit__" if span.name == "__aexit__" else "configured"
+            kind = RegionKind.AEXIT if span.name == "__aexit__" else RegionKind.CONFIGURED
             return [self.analyse(span, kind, function.body)]
-        finder = _RegionFinder()
-        finder.scan(function.body)
-        return [self.analyse(span, kind, body) for kind, body in finder.found]
+        return [self.analyse(span, kind, body) for kind, body in find_regions(function.body)]
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
         """Awaited helpers called from a region are teardown too: their bodies are regions."""
         while pending:
             caller, region = pending.pop(0)
-            for name in region.helper_calls:
-                helper = _resolve_helper(name, caller, self.by_qualname)
+            for point in region.points:
+                helper = _resolve_helper(point.awaited_call, caller, self.by_qualname)
                 if helper is None or helper.qualname in seen or not helper.is_async:
                     continue
                 seen.add(helper.qualname)
                 origin = f"awaited from a teardown region in {caller.qualname}"
                 body = self.snippet_of(helper).function.body
-                pending.append((helper, self.analyse(helper, "helper", body, origin)))
+                pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
 
 
 def analyse_functions(
@@ -668,7 +673,7 @@ def analyse_functions(
     `candidates` defaults to the spans `is_candidate` picks. Raises AnalysisError when libcst
     rejects a function Python accepts, and RecursionError on pathologically deep code.
     """
-    analyser = _Analyser(lines, spans, level_triggered, config)
+    analyser = _Analyser(lines, spans, config)
     if candidates is None:
         candidates = [span for span in spans if is_candidate(span, config)]
     pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
@@ -678,13 +683,15 @@ def analyse_functions(
         span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
     }
     analyser.follow_helpers(pending, whole)
-    return analyser.result
+    return ModuleAnalysis(tuple(analyser.regions), level_triggered, analyser.node_snippets)
 
 
 def _resolve_helper(
-    name: str, caller: FunctionSpan, by_qualname: dict[str, FunctionSpan]
+    name: str | None, caller: FunctionSpan, by_qualname: dict[str, FunctionSpan]
 ) -> FunctionSpan | None:
     """The function an awaited `self.x()` or bare `x()` call runs, when this module defines it."""
+    if not name:
+        return None
     parts = name.split(".")
     if len(parts) == 2 and parts[0] in ("self", "cls") and caller.class_qualname:
         return by_qualname.get(f"{caller.class_qualname}.{parts[1]}")

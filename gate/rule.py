@@ -1,0 +1,76 @@
+"""What a rule is: its identity, its documentation, where it applies, and its own check."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from gate.model import Detail, Family, Finding, Location, Related, Severity
+
+
+class Scope(str, Enum):
+    """What a rule's check looks at: one file at a time, or the whole project at once."""
+
+    FILE = "file"
+    PROJECT = "project"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule, complete when constructed.
+
+    `doc` is the rule module's docstring, in markdown. `check` is the rule's own predicate over
+    the facts of its family (None for file rules, which the file pass raises through
+    `finding`). `always_reported` rules cannot be deselected: a file that does not parse was not
+    checked at all. `example_baseline` is the complexity baseline the docs' examples are judged
+    against.
+    """
+
+    code: str
+    name: str
+    summary: str
+    family: Family
+    severity: Severity
+    doc: str
+    fix: str = ""
+    scope: Scope = Scope.FILE
+    check: Callable[..., Iterable[Finding]] | None = None
+    always_reported: bool = False
+    example_baseline: tuple[tuple[str, int], ...] = ()
+
+    def finding(
+        self,
+        location: Location,
+        message: str,
+        anchor: str,
+        related: tuple[Related, ...] = (),
+        detail: Detail | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding of this rule (at its default severity unless `severity` is given)."""
+        return Finding(
+            code=self.code,
+            name=self.name,
+            family=self.family,
+            severity=severity or self.severity,
+            location=location,
+            message=message,
+            anchor=anchor,
+            related=related,
+            detail=detail,
+        )
+
+    def section(self, title: str) -> str:
+        """The text of one `## title` section of the docs ('' when absent)."""
+        match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", self.doc, re.S | re.M)
+        return match.group(1).strip() if match else ""
+
+    def examples(self, title: str) -> list[str]:
+        """The python code blocks in one section of the docs."""
+        return re.findall(r"```python\n(.*?)```", self.section(title), re.S)
+
+
+Locate = Callable[[Any], Location]
