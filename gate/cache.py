@@ -72,7 +72,8 @@ def _location(location: Location) -> tuple[Any, ...]:
 
 def _dump_detail(detail: Detail | None) -> tuple[Any, ...] | None:
     if isinstance(detail, TeardownDetail):
-        return ("teardown", tuple(map(_location, detail.interrupts)), detail.region_lines)
+        interrupts = tuple(map(_location, detail.interrupts))
+        return ("teardown", interrupts, detail.region_lines, detail.linked_lines)
     if isinstance(detail, ComplexityDetail):
         return ("complexity", *astuple(detail))
     return None
@@ -83,7 +84,8 @@ def _load_detail(row: tuple[Any, ...] | None) -> Detail | None:
         return None
     if row[0] == "teardown":
         lines = tuple(row[2]) if row[2] is not None else None
-        return TeardownDetail(tuple(Location(*where) for where in row[1]), lines)  # type: ignore[arg-type]
+        linked = tuple(tuple(span) for span in row[3])
+        return TeardownDetail(tuple(Location(*where) for where in row[1]), lines, linked)  # type: ignore[arg-type]
     return ComplexityDetail(*row[1:])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,15 +109,27 @@ def _relevant(finding: Finding, changed: ChangedLines, root: Path) -> bool:
     location = finding.location
     detail = finding.detail
 
-    def touched(path: str, first: int, last: int) -> bool:
-        return changed.touches(str(root / path), first, last)
+    def touched(first: int, last: int | None) -> bool:
+        return changed.touches(str(root / location.path), first, last or first)
 
     if isinstance(detail, ComplexityDetail):
-        end = location.end_line or location.line
-        return touched(location.path, location.line, end) or _file_gone(detail, changed)
-    interrupts = detail.interrupts if isinstance(detail, TeardownDetail) else ()
-    spots = [location, *interrupts, *(item.location for item in finding.related)]
-    return any(touched(s.path, s.line, s.end_line or s.line) for s in spots)
+        return touched(location.line, location.end_line) or _file_gone(detail, changed)
+    if isinstance(detail, TeardownDetail) and _region_touched(detail, touched):
+        return True
+    spots = [location, *(item.location for item in finding.related)]
+    return any(
+        changed.touches(str(root / spot.path), spot.line, spot.end_line or spot.line)
+        for spot in spots
+    )
+
+
+def _region_touched(detail: TeardownDetail, touched: Callable[[int, int | None], bool]) -> bool:
+    """A teardown is one unit: a change to any line of the region, of a helper it awaits, of an
+    await that makes a helper teardown, or of an interrupt point makes its findings new."""
+    spans = [*detail.linked_lines, *((at.line, at.end_line) for at in detail.interrupts)]
+    if detail.region_lines is not None:
+        spans.append(detail.region_lines)
+    return any(touched(first, last) for first, last in spans)
 
 
 def _file_gone(detail: ComplexityDetail, changed: ChangedLines) -> bool:
@@ -130,7 +142,8 @@ def _file_gone(detail: ComplexityDetail, changed: ChangedLines) -> bool:
 
 def keep(findings: Iterable[Finding], changed: ChangedLines, root: Path) -> list[Finding]:
     """The findings a change is responsible for: on a changed line, pointing at one (the
-    interrupt point that makes a step skippable), or, for a function's complexity, anywhere in
-    a changed function; a stale baseline entry counts when its file was deleted or renamed.
-    Finding paths are relative to the project `root`."""
+    interrupt point that makes a step skippable), for a teardown finding anywhere in its region
+    (or a helper the region awaits, or an await that makes its helper teardown), for a
+    function's complexity anywhere in the function; a stale baseline entry counts when its file
+    was deleted or renamed. Finding paths are relative to the project `root`."""
     return [finding for finding in findings if _relevant(finding, changed, root)]

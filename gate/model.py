@@ -47,10 +47,13 @@ class Related:
 @dataclass(frozen=True)
 class TeardownDetail:
     """Where a teardown finding can be interrupted: the interrupt points that make it happen
-    (for an awaited step cut short, the step itself), and the lines of its region."""
+    (for an awaited step cut short, the step itself), the first and last lines of its region,
+    and `linked_lines`, other code of the same file whose change makes the finding new in a
+    change: the helpers the region awaits, and for a helper, the awaits that make it teardown."""
 
     interrupts: tuple[Location, ...] = ()
     region_lines: tuple[int, int] | None = None
+    linked_lines: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from gate.model import Location, TeardownDetail
+
 if TYPE_CHECKING:
     import libcst as cst
+
+    from gate.rule import Locate
 
 
 class RegionKind(Enum):
@@ -150,6 +154,25 @@ class Region:
     points: tuple[InterruptPoint, ...]
     steps: tuple[CriticalStep, ...]
     cancel_handlers: tuple[CancelHandler, ...]
+    # The code the region spans, its header included: the `finally:` block, the handler, or the
+    # whole function for a region that is a function's body.
+    extent: cst.CSTNode | None = None
+    # First and last lines of the helpers the region awaits, directly or through each other.
+    helper_lines: tuple[tuple[int, int], ...] = ()
+    # For a helper: the awaits in teardown regions that make it one, directly or through other
+    # helpers.
+    awaited_from: tuple[cst.CSTNode, ...] = ()
+
+    def teardown_detail(self, interrupts: tuple[Location, ...], locate: Locate) -> TeardownDetail:
+        """The detail of a finding in this region: its interrupt points, the region's lines and
+        the lines whose change makes the finding new in a change (the helpers it awaits, the
+        awaits that make a helper teardown). Positions are resolved here, for a reported
+        finding only."""
+        extent = locate(self.extent) if self.extent is not None else None
+        lines = (extent.line, extent.end_line or extent.line) if extent else self.function_lines
+        callers = (locate(node) for node in self.awaited_from)
+        linked = self.helper_lines + tuple((at.line, at.end_line or at.line) for at in callers)
+        return TeardownDetail(interrupts, lines, linked)
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:

@@ -577,22 +577,28 @@ def parse_function(lines: Sequence[str], span: FunctionSpan) -> Snippet:
     return Snippet(module, function, offset)
 
 
-def find_regions(body: cst.BaseSuite) -> Iterator[tuple[RegionKind, cst.BaseSuite]]:
+# A region's kind, its body, and the code it spans with its header (the `finally:` block, the
+# handler).
+FoundRegion = tuple[RegionKind, cst.BaseSuite, cst.CSTNode]
+
+
+def find_regions(body: cst.BaseSuite) -> Iterator[FoundRegion]:
     """The outermost teardown regions in a function body: `finally:` blocks and the bodies of
     handlers that catch cancellation (not entering nested definitions)."""
     for statement in statements(body):
         yield from _regions_in(statement)
 
 
-def _regions_in(statement: cst.CSTNode) -> Iterator[tuple[RegionKind, cst.BaseSuite]]:
+def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
     if isinstance(statement, cst.FunctionDef | cst.ClassDef):
         return
     for arm, _, block in blocks(statement):
         if arm is Arm.FINALLY:
-            yield RegionKind.FINALLY, block  # type: ignore[misc]
+            assert isinstance(statement, cst.Try | cst.TryStar) and statement.finalbody
+            yield RegionKind.FINALLY, block, statement.finalbody  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             if handler_catches_cancellation(block):
-                yield RegionKind.CANCEL_HANDLER, block.body
+                yield RegionKind.CANCEL_HANDLER, block.body, block
             else:
                 yield from find_regions(block.body)
         elif isinstance(block, cst.If):
@@ -617,6 +623,7 @@ class _Analyser:
         self.regions: list[Region] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
+        self.links = _Links()
 
     def snippet_of(self, span: FunctionSpan) -> Snippet:
         if span.first_line not in self.parsed:
@@ -624,14 +631,21 @@ class _Analyser:
         return self.parsed[span.first_line]
 
     def analyse(
-        self, span: FunctionSpan, kind: RegionKind, body: cst.BaseSuite, origin: str = ""
+        self,
+        span: FunctionSpan,
+        kind: RegionKind,
+        body: cst.BaseSuite,
+        extent: cst.CSTNode,
+        origin: str = "",
     ) -> Region:
         snippet = self.snippet_of(span)
         walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.tokens)
         walker.walk_suite(body)
         region = walker.region(kind, span.qualname, origin, (span.first_line, span.last_line))
+        region = dataclasses.replace(region, extent=extent)
         self.regions.append(region)
-        nodes: list[object] = [handler.node for handler in region.cancel_handlers]
+        self.links.add(region, span, self._awaited_helpers(region, span))
+        nodes: list[object] = [extent, *(handler.node for handler in region.cancel_handlers)]
         nodes += [step.statement for step in region.steps]
         for point in region.points:
             nodes.append(point.node)
@@ -639,12 +653,26 @@ class _Analyser:
         self.node_snippets.update((id(node), snippet) for node in nodes)
         return region
 
+    def _awaited_helpers(
+        self, region: Region, span: FunctionSpan
+    ) -> list[tuple[cst.CSTNode, FunctionSpan]]:
+        """The awaits of the region that run a coroutine function of this module, with it."""
+        found = []
+        for point in region.points:
+            helper = _resolve_helper(point.awaited_call, span, self.by_qualname)
+            if helper is not None and helper.is_async:
+                found.append((point.node, helper))
+        return found
+
     def regions_of(self, span: FunctionSpan) -> list[Region]:
         function = self.snippet_of(span).function
         if span.name == "__aexit__" or configured(span, self.config):
             kind = RegionKind.AEXIT if span.name == "__aexit__" else RegionKind.CONFIGURED
-            return [self.analyse(span, kind, function.body)]
-        return [self.analyse(span, kind, body) for kind, body in find_regions(function.body)]
+            return [self.analyse(span, kind, function.body, function)]
+        return [
+            self.analyse(span, kind, body, extent)
+            for kind, body, extent in find_regions(function.body)
+        ]
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
         """Awaited helpers called from a region are teardown too: their bodies are regions."""
@@ -656,8 +684,9 @@ class _Analyser:
                     continue
                 seen.add(helper.qualname)
                 origin = f"awaited from a teardown region in {caller.qualname}"
-                body = self.snippet_of(helper).function.body
-                pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
+                function = self.snippet_of(helper).function
+                region = self.analyse(helper, RegionKind.HELPER, function.body, function, origin)
+                pending.append((helper, region))
 
 
 def analyse_functions(
@@ -683,7 +712,63 @@ def analyse_functions(
         span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
     }
     analyser.follow_helpers(pending, whole)
-    return ModuleAnalysis(tuple(analyser.regions), level_triggered, analyser.node_snippets)
+    regions = tuple(analyser.links.linked(region) for region in analyser.regions)
+    return ModuleAnalysis(regions, level_triggered, analyser.node_snippets)
+
+
+class _Links:
+    """Which helpers each region awaits, so that every region can be given the lines of the
+    helpers it reaches and every helper region the awaits that reach it."""
+
+    def __init__(self) -> None:
+        self.span_of: dict[int, FunctionSpan] = {}  # id(region) -> its function
+        self.calls: dict[int, list[tuple[cst.CSTNode, FunctionSpan]]] = {}  # id(region) -> ...
+        self.by_function: dict[int, list[Region]] = {}  # `def` line -> the function's regions
+
+    def add(
+        self, region: Region, span: FunctionSpan, calls: list[tuple[cst.CSTNode, FunctionSpan]]
+    ) -> None:
+        self.span_of[id(region)] = span
+        self.calls[id(region)] = calls
+        self.by_function.setdefault(span.first_line, []).append(region)
+
+    def _helpers(self, region: Region) -> list[FunctionSpan]:
+        """The helpers the region awaits, directly or through each other, in the order met."""
+        found: dict[int, FunctionSpan] = {}
+        pending = [helper for _, helper in self.calls[id(region)]]
+        while pending:
+            helper = pending.pop(0)
+            if helper.first_line in found:
+                continue
+            found[helper.first_line] = helper
+            for inner in self.by_function.get(helper.first_line, []):
+                pending += [called for _, called in self.calls[id(inner)]]
+        return list(found.values())
+
+    def _callers(self, span: FunctionSpan, seen: set[int]) -> list[cst.CSTNode]:
+        """The awaits in regions that run `span`, and those that run the helpers awaiting it."""
+        seen.add(span.first_line)
+        found = []
+        for regions in self.by_function.values():
+            for region in regions:
+                calls = self.calls[id(region)]
+                nodes = [node for node, helper in calls if helper.first_line == span.first_line]
+                if not nodes:
+                    continue
+                found += nodes
+                caller = self.span_of[id(region)]
+                if region.kind is RegionKind.HELPER and caller.first_line not in seen:
+                    found += self._callers(caller, seen)
+        return found
+
+    def linked(self, region: Region) -> Region:
+        helpers = tuple(
+            sorted({(helper.first_line, helper.last_line) for helper in self._helpers(region)})
+        )
+        callers: tuple[cst.CSTNode, ...] = ()
+        if region.kind is RegionKind.HELPER:
+            callers = tuple(self._callers(self.span_of[id(region)], set()))
+        return dataclasses.replace(region, helper_lines=helpers, awaited_from=callers)
 
 
 def _resolve_helper(

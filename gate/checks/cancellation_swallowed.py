@@ -62,7 +62,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import Family, Finding, Related, Severity
 from gate.rule import Locate, Rule
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "cancellation is caught here and never re-raised or kept: the task carries "
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
-                    detail=TeardownDetail((), region.function_lines),
+                    detail=region.teardown_detail((), locate),
                 )
         seen: set[int] = set()
         for point in region.points:
@@ -178,7 +178,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "carries on as if it had not been cancelled",
                     f"{region.function}\x1fsuppress\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
-                    detail=TeardownDetail((where,), region.function_lines),
+                    detail=region.teardown_detail((where,), locate),
                 )
 
 

@@ -68,7 +68,7 @@ from gate.analysis.facts import (
     Region,
     precedes,
 )
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import Family, Finding, Related, Severity
 from gate.rule import Locate, Rule
 
 
@@ -111,7 +111,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     message,
                     f"{region.function}\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
-                    detail=TeardownDetail((where,), region.function_lines),
+                    detail=region.teardown_detail((where,), locate),
                 )
 
 

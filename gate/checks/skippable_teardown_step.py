@@ -67,7 +67,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import Family, Finding, Related, Severity
 from gate.rule import Locate, Rule
 
 
@@ -96,7 +96,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 _message(region, step, skippers[0], interrupts[0].line),
                 f"{region.function}\x1f{step.text}",
                 related=tuple(Related(where, "interrupt point") for where in interrupts),
-                detail=TeardownDetail(interrupts, region.function_lines),
+                detail=region.teardown_detail(interrupts, locate),
             )
 
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
-from gate.model import Family, Finding, Severity, TeardownDetail
+from gate.model import Family, Finding, Severity
 from gate.rule import Locate, Rule
 
 
@@ -84,7 +84,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 locate(step.statement),
                 message,
                 f"{region.function}\x1f{step.text}",
-                detail=TeardownDetail(interrupts, region.function_lines),
+                detail=region.teardown_detail(interrupts, locate),
             )
 
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
-from gate.model import Family, Finding, Severity, TeardownDetail
+from gate.model import Family, Finding, Severity
 from gate.rule import Locate, Rule
 
 
@@ -67,7 +67,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 f"`{point.text}` in a teardown region is not in a shielded cancel scope: under "
                 "trio/anyio a cancelled scope makes it raise at once",
                 f"{region.function}\x1f{point.text}",
-                detail=TeardownDetail((where,), region.function_lines),
+                detail=region.teardown_detail((where,), locate),
             )
 
 
