@@ -14,19 +14,20 @@ from typing import Any
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
 from gate.complexity.baseline import write_baseline
-from gate.complexity.ratchet import plan_update, threshold_for
+from gate.complexity.ratchet import UpdatePlan, plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
 from gate.diff import DiffError, changed_lines
 from gate.discovery import UsageError
 from gate.engine import RunOptions
-from gate.filters import SelectionError, normalise_codes, selection
+from gate.filters import Selection, SelectionError, normalise_codes, selection
+from gate.findings_baseline import FindingsSession, plan_findings_update
 from gate.fsutil import atomic_write, display_path
-from gate.model import Severity
-from gate.pipeline import CheckResult, measure_paths, run_check
+from gate.model import Finding, Severity
+from gate.pipeline import CheckResult, Survey, measure_paths, run_check, survey
 from gate.progress import progress_bar
 from gate.report import RENDERERS
-from gate.report.context import ReportContext
+from gate.report.context import BaselineSummary, ReportContext
 from gate.report.sources import PathView, link_function
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -138,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="report only findings on lines changed since the merge base of BASE and HEAD",
     )
     check.add_argument(
+        "--show-baselined",
+        action="store_true",
+        help="also list the findings the findings baseline grandfathers (they never fail)",
+    )
+    check.add_argument(
         "--seams",
         type=Path,
         metavar="REPORT",
@@ -227,9 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report_context(result: CheckResult, loaded: LoadedConfig, color: bool) -> ReportContext:
+def _report_context(
+    result: CheckResult, loaded: LoadedConfig, color: bool, show_baselined: bool = False
+) -> ReportContext:
     paths = PathView.of(loaded.root)
     link = link_function(os.environ)
+    baseline = None
+    if result.stale is not None:
+        baseline = BaselineSummary(tuple(result.baselined), len(result.stale), show_baselined)
     return ReportContext(
         tuple(result.findings),
         result.files,
@@ -239,7 +250,23 @@ def _report_context(result: CheckResult, loaded: LoadedConfig, color: bool) -> R
         line_text=lambda path, line: paths.line_text(path, line),
         link=link,
         docs_url=loaded.settings.docs_url,
+        rules={**RULES, **result.rules},
+        baseline=baseline,
     )
+
+
+def _warn_stale(result: CheckResult, loaded: LoadedConfig) -> None:
+    """Stale entries of the findings baseline are a warning: the finding is gone."""
+    if not result.stale:
+        return
+    session = FindingsSession(loaded)
+    lines = session.entry_lines
+    for entry in result.stale:
+        where = f"{session.shown}:{lines[entry]}" if entry in lines else session.shown
+        sys.stderr.write(
+            f"gate: warning: {where}: stale entry {entry.describe()}: no longer reported; "
+            "`gate baseline update` removes it\n"
+        )
 
 
 def _emit(rendered: str, output: Path | None, out: Terminal, color: bool) -> None:
@@ -251,15 +278,22 @@ def _emit(rendered: str, output: Path | None, out: Terminal, color: bool) -> Non
         sys.stdout.write(rendered)
 
 
-def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
-    """The run's findings through the pipeline, narrowed by --diff and marked by --seams."""
+def _selection(
+    loaded: LoadedConfig, select: Sequence[str] | None = None, ignore: Sequence[str] | None = None
+) -> Selection:
     source = display_path(loaded.source) if loaded.source is not None else "defaults"
+    settings = loaded.settings
     try:
-        chosen = selection(
-            loaded.settings.select, loaded.settings.ignore, source, args.select, args.ignore
+        return selection(
+            settings.select, settings.ignore, source, select, ignore, ruff=settings.ruff
         )
     except SelectionError as error:
         raise ConfigError(str(error)) from None
+
+
+def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
+    """The run's findings through the pipeline, narrowed by --diff and marked by --seams."""
+    chosen = _selection(loaded, args.select, args.ignore)
     changed = changed_lines(loaded.root, args.diff) if args.diff else None
     result = run_check(
         args.paths, loaded, chosen, _run_options(args), base=args.diff, changed=changed
@@ -276,7 +310,8 @@ def _run_check(args: argparse.Namespace, out: Terminal) -> int:
     loaded = load_config(args.config, start)
     result = _checked(args, loaded)
     color = args.output is None and args.format == "text" and out.is_terminal
-    context = _report_context(result, loaded, color)
+    context = _report_context(result, loaded, color, args.show_baselined)
+    _warn_stale(result, loaded)
     _emit(RENDERERS[args.format](context), args.output, out, color)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if args.format == "github" and summary_file:
@@ -354,37 +389,17 @@ def _baseline_config(args: argparse.Namespace) -> LoadedConfig:
     return load_config(args.config, args.paths[0] if args.paths else Path("."))
 
 
-def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
-    loaded = _baseline_config(args)
-    session = ComplexitySession(loaded)
-    existing = session.read(check_version=not args.rebaseline)
-    measured = measure_paths(args.paths, loaded, _run_options(args))
-    for finding in measured.unparsed:
+def _report_unparsed(unparsed: Sequence[Finding], loaded: LoadedConfig) -> None:
+    for finding in unparsed:
         location = finding.location
         sys.stderr.write(
             f"{display_path(loaded.root / location.path)}:{location.line}:{location.column}: "
             f"{finding.code} "
             f"{finding.message} (its entries are kept as they are)\n"
         )
-    recorded = None if existing is None or args.rebaseline else existing.functions
-    judged = session.judged_paths(measured.measured_paths, args.paths, recorded or {})
-    plan = plan_update(
-        measured.functions,
-        recorded,
-        judged,
-        loaded.settings.complexity,
-        accept_new=args.accept_new,
-        allow_increase=args.allow_increase,
-        renamed=session.renamed(recorded or {}),
-    )
-    if plan.refused:
-        for key, allowed, cc in plan.refused:
-            sys.stdout.write(
-                f"refused: {key} rose from {allowed} to {cc}; bring it back down, or pass "
-                f"--allow-increase '{key}' to record the increase\n"
-            )
-        sys.stdout.write(f"{session.shown}: not written\n")
-        return EXIT_FINDINGS
+
+
+def _print_complexity_plan(plan: UpdatePlan) -> None:
     for key, cc in plan.added:
         sys.stdout.write(f"added: {key} = {cc}\n")
     for key, before, cc in plan.lowered:
@@ -399,11 +414,62 @@ def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
         sys.stdout.write(
             f"not added: {key} = {cc} (new over the threshold; --accept-new adds it)\n"
         )
+
+
+def _update_complexity_baseline(
+    args: argparse.Namespace, loaded: LoadedConfig, found: Survey
+) -> bool:
+    """Plan and write the complexity baseline; False (nothing written) when an entry would
+    rise without --allow-increase."""
+    session = ComplexitySession(loaded)
+    existing = session.read(check_version=not args.rebaseline)
+    stage = found.stage
+    _report_unparsed(stage.unparsed, loaded)
+    recorded = None if existing is None or args.rebaseline else existing.functions
+    judged = session.judged_paths(stage.measured_paths, args.paths, recorded or {})
+    plan = plan_update(
+        stage.functions,
+        recorded,
+        judged,
+        loaded.settings.complexity,
+        accept_new=args.accept_new,
+        allow_increase=args.allow_increase,
+        renamed=session.renamed(recorded or {}),
+    )
+    if plan.refused:
+        for key, allowed, cc in plan.refused:
+            sys.stdout.write(
+                f"refused: {key} rose from {allowed} to {cc}; bring it back down, or pass "
+                f"--allow-increase '{key}' to record the increase\n"
+            )
+        sys.stdout.write(f"{session.shown}: not written\n")
+        return False
+    _print_complexity_plan(plan)
     if existing is not None and not plan.changed and not args.rebaseline:
         sys.stdout.write(f"{session.shown}: up to date ({len(plan.functions)} entries)\n")
-        return EXIT_CLEAN
+        return True
     write_baseline(session.path, plan.functions)
     sys.stdout.write(f"{session.shown}: written ({len(plan.functions)} entries)\n")
+    return True
+
+
+def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
+    loaded = _baseline_config(args)
+    found = survey(args.paths, loaded, _selection(loaded), _run_options(args), project_rules=False)
+    if not _update_complexity_baseline(args, loaded, found):
+        return EXIT_FINDINGS
+    plan = plan_findings_update(
+        FindingsSession(loaded),
+        found.findings,
+        found.stage.measured_paths,
+        args.paths,
+        found.ruff_version,
+        accept_new=args.accept_new,
+        rebaseline=args.rebaseline,
+    )
+    for line in plan.report():
+        sys.stdout.write(line + "\n")
+    plan.write()
     return EXIT_CLEAN
 
 

@@ -102,6 +102,10 @@ class GateConfig(_Strict):
     ignore: tuple[str, ...] = ()
     # A URL template for rule docs in SARIF/rdjson (`{code}`, `{name}`); none by default.
     docs_url: str | None = Field(None, alias="docs-url")
+    # Run ruff too (the project's own ruff configuration); its findings join gate's.
+    ruff: bool = False
+    # Every finding gate grandfathers other than complexity ones, relative to the pyproject.toml.
+    findings_baseline: str = Field("baselines/findings.json", alias="findings-baseline")
     teardown: TeardownConfig = TeardownConfig()
     complexity: ComplexityConfig = ComplexityConfig()
 

@@ -1,4 +1,5 @@
-"""The filters a run's findings pass through after the rules: selection, `# noqa`, `--diff`.
+"""The filters a run's findings pass through after the rules: selection, `# noqa` (here), the
+findings baseline (`findings_baseline.split`) and `--diff` (`diff.keep`).
 
 Each takes findings and returns the ones that stay; none reads config on its own.
 """
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gate.checks import RULES
-from gate.model import Finding
+from gate.model import Family, Finding
 from gate.rule import Rule
 from gate.source import Suppressions, suppressed
 
@@ -36,10 +37,12 @@ def normalise_codes(codes: Iterable[str], where: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Selection:
     """Which rules a run reports: the longest matching prefix wins, as in ruff; `select`
-    replaces the config's, ignores add up. Rules that are always reported cannot be dropped."""
+    replaces the config's, ignores add up. Rules that are always reported cannot be dropped.
+    `ruff`: ruff runs and its findings are reported (ruff's own configuration selects them)."""
 
     select: tuple[str, ...]
     ignore: tuple[str, ...] = ()
+    ruff: bool = False
 
     def wants(self, rule: Rule) -> bool:
         if rule.always_reported:
@@ -51,8 +54,17 @@ class Selection:
     def wants_code(self, code: str) -> bool:
         return self.wants(RULES[code])
 
+    def judges(self, code: str) -> bool:
+        """Would this run report a finding of gate's `code` if there were one? A code that no
+        longer names a rule is judged: nothing can report it any more."""
+        return code not in RULES or self.wants_code(code)
+
     def apply(self, findings: Iterable[Finding]) -> list[Finding]:
-        return [finding for finding in findings if self.wants_code(finding.code)]
+        return [
+            finding
+            for finding in findings
+            if (self.ruff if finding.family is Family.RUFF else self.wants_code(finding.code))
+        ]
 
 
 def selection(
@@ -61,9 +73,11 @@ def selection(
     config_source: str,
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
+    ruff: bool = False,
 ) -> Selection:
     """The run's selection from the config and the command line; raises SelectionError on a
-    code that names no rule (the config's named with its file and key)."""
+    code that names no rule (the config's named with its file and key). `ruff` (the config's
+    `ruff = true`) holds unless `select` narrows the run to the gate rules it names."""
     chosen_select = (
         normalise_codes(select, "--select")
         if select
@@ -72,15 +86,17 @@ def selection(
     chosen_ignore = normalise_codes(ignore or (), "--ignore") + normalise_codes(
         config_ignore, f"{config_source}: tool.gate.ignore"
     )
-    return Selection(chosen_select, chosen_ignore)
+    return Selection(chosen_select, chosen_ignore, ruff=ruff and not select)
 
 
 def without_noqa(
     findings: Iterable[Finding], noqa_by_path: Mapping[str, Suppressions]
 ) -> list[Finding]:
-    """The findings no `# noqa` comment on their line covers."""
+    """The findings no `# noqa` comment on their line covers. ruff's findings pass: ruff
+    applied its own `# noqa` (which it reads differently, on a string's last line)."""
     return [
         finding
         for finding in findings
-        if not suppressed(finding, noqa_by_path.get(finding.location.path, {}))
+        if finding.family is Family.RUFF
+        or not suppressed(finding, noqa_by_path.get(finding.location.path, {}))
     ]

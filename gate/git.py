@@ -81,6 +81,12 @@ def renames(root: Path, commit: str) -> dict[str, str]:
     return found
 
 
+def renamed_away(root: Path, commit: str, gone: set[str]) -> dict[str, str]:
+    """The files of `gone` (paths relative to `root`) that git reports as renamed since
+    `commit`, as {old: new}."""
+    return {old: new for old, new in renames(root, commit).items() if old in gone}
+
+
 def ignores(path: Path) -> bool:
     """Does the repository around `path` ignore it (a vendored tree in an ignored folder)?"""
     directory = path if path.is_dir() else path.parent

@@ -23,6 +23,7 @@ class Family(str, Enum):
     TEARDOWN = "teardown"
     COMPLEXITY = "complexity"
     FILE = "file"
+    RUFF = "ruff"  # ruff's findings, run under the gate: codes, names and noqa are ruff's
 
 
 @dataclass(frozen=True, order=True)
@@ -72,7 +73,37 @@ class ComplexityDetail:
         return self.complexity is None
 
 
-Detail = TeardownDetail | ComplexityDetail
+@dataclass(frozen=True)
+class RuffEdit:
+    """Replace the text from (line, column) up to (end_line, end_column), 1-based code points,
+    the end exclusive, with `content`."""
+
+    content: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class RuffFix:
+    """The fix ruff offers: `applicability` is ruff's (safe, unsafe, display)."""
+
+    applicability: str
+    message: str | None
+    edits: tuple[RuffEdit, ...]
+
+
+@dataclass(frozen=True)
+class RuffDetail:
+    """What ruff says about a finding of its own beyond the message: its rule's documentation
+    page and its fix, when it has them."""
+
+    url: str | None = None
+    fix: RuffFix | None = None
+
+
+Detail = TeardownDetail | ComplexityDetail | RuffDetail
 
 
 @dataclass(frozen=True)

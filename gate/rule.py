@@ -40,6 +40,7 @@ class Rule:
     check: Callable[..., Iterable[Finding]] | None = None
     always_reported: bool = False
     example_baseline: tuple[tuple[str, int], ...] = ()
+    url: str | None = None  # its own documentation page, when it has one (ruff's rules do)
 
     def finding(
         self,

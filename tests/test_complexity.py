@@ -113,7 +113,11 @@ def test_regenerating_is_byte_identical(repo: Path, capsys) -> None:
     assert '    "app/b.py::second": 7,\n    "app/b.py::third": 4,\n' in text
     assert "time" not in text
     code, out, _ = run(capsys, "baseline", "update")
-    assert (code, out) == (0, "baselines/complexity.json: up to date (3 entries)\n")
+    assert (code, out) == (
+        0,
+        "baselines/complexity.json: up to date (3 entries)\n"
+        "baselines/findings.json: up to date (0 entries)\n",
+    )
 
 
 def test_update_without_accept_new_leaves_new_debt_out(repo: Path, capsys) -> None:

@@ -6,18 +6,15 @@ import json
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from gate.baseline_file import BaselineError, check_schema, read_document
 from gate.complexity.measure import OPTIONS, RADON_VERSION
-from gate.config import ConfigError
 from gate.fsutil import atomic_write
 
 SCHEMA_VERSION = 1
-CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
 
-
-class BaselineError(ConfigError):
-    """A baseline file gate cannot trust; the message names the file and the problem."""
+__all__ = ["Baseline", "BaselineError", "read_baseline", "render_baseline", "write_baseline"]
 
 
 class Baseline(BaseModel):
@@ -34,42 +31,10 @@ class Baseline(BaseModel):
 
 def read_baseline(path: Path, shown: str) -> Baseline | None:
     """The baseline at `path`, None when there is none; raises BaselineError when it is broken."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    baseline = read_document(path, shown, Baseline)
+    if baseline is None:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise BaselineError(f"{shown}: cannot read the baseline: {error}") from None
-    conflict = CONFLICT.search(text)
-    if conflict:
-        line = text.count("\n", 0, conflict.start()) + 1
-        raise BaselineError(
-            f"{shown}:{line}: merge-conflict marker in the baseline; resolve it, or regenerate "
-            "the file with `gate baseline update`"
-        )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise BaselineError(
-            f"{shown}:{error.lineno}: the baseline is not valid JSON ({error.msg}, column "
-            f"{error.colno})"
-        ) from None
-    if not isinstance(data, dict):
-        raise BaselineError(f"{shown}: the baseline must be a JSON object")
-    try:
-        baseline = Baseline.model_validate(data)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            problems.append(f"{shown}: {key}: {reason}")
-        raise BaselineError("\n".join(problems)) from None
-    if baseline.tool != "gate" or baseline.schema_version != SCHEMA_VERSION:
-        raise BaselineError(
-            f"{shown}: written by {baseline.tool} with schema {baseline.schema_version}; this "
-            f"gate reads schema {SCHEMA_VERSION}"
-        )
+    check_schema(baseline.tool, baseline.schema_version, SCHEMA_VERSION, shown)
     for key, value in baseline.functions.items():
         if "::" not in key or value < 1:
             raise BaselineError(f"{shown}: functions.{key}: expected 'path::Qualname': count >= 1")

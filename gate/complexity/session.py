@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from gate import git
+from gate.baseline_file import judged_paths, relative_to
 from gate.complexity.baseline import (
     Baseline,
     check_radon_version,
@@ -46,10 +47,7 @@ class ComplexitySession:
 
     def relative(self, path: Path) -> str:
         """`path` relative to the project root, POSIX style: the key's path part."""
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except (ValueError, OSError, RuntimeError):
-            return path.as_posix()
+        return relative_to(self.root, path)
 
     def read(self, check_version: bool = True) -> Baseline | None:
         baseline = read_baseline(self.path, self.shown)
@@ -71,7 +69,7 @@ class ComplexitySession:
         commit = self.baseline_commit
         if commit is None:
             return {}
-        return {old: new for old, new in git.renames(self.root, commit).items() if old in gone}
+        return git.renamed_away(self.root, commit, gone)
 
     def _measure_at(self, commit: str, path: str) -> dict[str, FunctionComplexity] | None:
         data = git.show(self.root, commit, path)
@@ -119,12 +117,4 @@ class ComplexitySession:
         self, measured_paths: Iterable[str], arguments: Sequence[Path], functions: Iterable[str]
     ) -> set[str]:
         """The measured files, plus baselined files under a directory argument that are gone."""
-        judged = set(measured_paths)
-        directories = [self.relative(arg) for arg in arguments if arg.is_dir()]
-        for key in functions:
-            path = key_path(key)
-            if (self.root / path).exists():
-                continue
-            if any(d in (".", "") or path == d or path.startswith(d + "/") for d in directories):
-                judged.add(path)
-        return judged
+        return judged_paths(self.root, measured_paths, arguments, map(key_path, functions))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from gate import __version__
 from gate.checks import RULES
-from gate.model import Finding
+from gate.model import Family, Finding, Severity
 from gate.rule import Rule
 
 
@@ -41,12 +41,39 @@ class ReportContext:
     docs_url: str | None = None
     rules: dict[str, Rule] = field(default_factory=lambda: dict(RULES))
     version: str = __version__
+    baseline: BaselineSummary | None = None
 
     def help_uri(self, rule: Rule) -> str | None:
-        if not self.docs_url:
+        if rule.url:
+            return rule.url
+        if not self.docs_url or rule.family is Family.RUFF:
             return None
         return self.docs_url.format(code=rule.code, name=rule.name)
 
+    def rule_of(self, finding: Finding) -> Rule:
+        """The finding's rule; one described by the finding alone when the context does not
+        know its code (another tool's)."""
+        known = self.rules.get(finding.code)
+        if known is not None:
+            return known
+        return Rule(finding.code, finding.name, finding.name, finding.family, Severity.ERROR, "")
+
     def used_rules(self) -> list[Rule]:
-        codes = sorted({finding.code for finding in self.findings})
-        return [self.rules[code] for code in codes]
+        first = {finding.code: finding for finding in self.findings}
+        return [self.rule_of(first[code]) for code in sorted(first)]
+
+
+@dataclass(frozen=True)
+class BaselineSummary:
+    """What the findings baseline did to a run: the findings it grandfathered (listed only when
+    `show` is set, always counted) and how many of its entries are stale."""
+
+    baselined: tuple[Finding, ...] = ()
+    stale: int = 0
+    show: bool = False
+
+    def counts(self) -> str:
+        """`12 baselined`, `12 baselined, 1 stale`; '' when both are none."""
+        parts = [f"{len(self.baselined)} baselined"] if self.baselined else []
+        parts += [f"{self.stale} stale"] if self.stale else []
+        return ", ".join(parts)

@@ -34,9 +34,15 @@ def finding_dict(finding: Finding, context: ReportContext) -> dict[str, object]:
 
 
 def render(context: ReportContext) -> str:
-    document = {
+    summary: dict[str, object] = {"files": context.files, "findings": len(context.findings)}
+    document: dict[str, object] = {
         "version": 1,
         "findings": [finding_dict(finding, context) for finding in context.findings],
-        "summary": {"files": context.files, "findings": len(context.findings)},
+        "summary": summary,
     }
+    baseline = context.baseline
+    if baseline is not None:  # keys added only where a findings baseline is in use
+        summary.update(baselined=len(baseline.baselined), stale=baseline.stale)
+        if baseline.show:
+            document["baselined"] = [finding_dict(f, context) for f in baseline.baselined]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -28,11 +28,14 @@ def _where(finding: Finding, context: ReportContext) -> str:
 def _summary(context: ReportContext) -> str:
     errors = sum(f.severity is Severity.ERROR for f in context.findings)
     warnings = len(context.findings) - errors
+    counts = context.baseline.counts() if context.baseline is not None else ""
+    baselined = f" ({counts})" if counts else ""
     if not context.findings:
-        return f"**gate**: no findings in {context.files} file(s). :white_check_mark:"
+        return f"**gate**: no findings in {context.files} file(s){baselined}. :white_check_mark:"
     return (
         f"**gate**: {errors} error(s), {warnings} warning(s) in "
-        f"{len({f.location.path for f in context.findings})} of {context.files} file(s)."
+        f"{len({f.location.path for f in context.findings})} of {context.files} file(s)"
+        f"{baselined}."
     )
 
 

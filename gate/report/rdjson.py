@@ -37,7 +37,7 @@ def _location(location: Location, context: ReportContext) -> dict[str, Any]:
 
 
 def diagnostic(finding: Finding, context: ReportContext) -> dict[str, Any]:
-    rule = context.rules[finding.code]
+    rule = context.rule_of(finding)
     code: dict[str, Any] = {"value": finding.code}
     uri = context.help_uri(rule)
     if uri:

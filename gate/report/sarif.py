@@ -15,6 +15,7 @@ _TAGS = {
     Family.TEARDOWN: "teardown",
     Family.COMPLEXITY: "maintainability",
     Family.FILE: "maintainability",
+    Family.RUFF: "ruff",
 }
 
 
@@ -75,7 +76,8 @@ def _result(finding: Finding, index: dict[str, int], context: ReportContext) -> 
 
 
 def render(context: ReportContext) -> str:
-    rules = sorted(context.rules.values(), key=lambda rule: rule.code)
+    known = {**context.rules, **{f.code: context.rule_of(f) for f in context.findings}}
+    rules = sorted(known.values(), key=lambda rule: rule.code)
     index = {rule.code: number for number, rule in enumerate(rules)}
     document = {
         "$schema": SCHEMA,
