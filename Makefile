@@ -16,6 +16,14 @@ demo: $(STAMP)
 	@echo "== gate check examples/ (the example orchestrator has the teardown bug; exit 1 is expected)"
 	-$(BIN)/gate check examples/
 	@echo
+	@echo "== adopting gate on a copy of it, ruff = true: baseline today's findings; then new code fails alone (exit 1 expected)"
+	@demo=$$(mktemp -d) && gate=$(abspath $(BIN))/gate && cd $$demo && \
+	cp $(CURDIR)/examples/orchestrator.py . && \
+	printf '[tool.gate]\nruff = true\n\n[tool.ruff.lint]\nexternal = ["GATE"]\n' > pyproject.toml && \
+	$$gate baseline update | grep written && $$gate check && \
+	printf '\n\nasync def upload(job):\n    import sys\n\n    try:\n        await job.run()\n    finally:\n        await job.flush()\n        job.write_result()\n' >> orchestrator.py && \
+	$$gate check; cd /; rm -rf $$demo
+	@echo
 	@echo "== gate seams: a cancel and an exception at every await seam of Orchestrator.run"
 	-$(BIN)/gate seams examples/scenario.py:buggy --check examples/scenario.py:check
 	@echo

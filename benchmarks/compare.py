@@ -9,6 +9,8 @@ the figures are medians of wall-clock seconds and the peak resident memory of th
 
 gate runs with an empty [tool.gate] config from a scratch directory, so its cache lives there and
 no settings of the measured tree apply; `--exit-zero` keeps findings from looking like failures.
+"gate cold + ruff" runs from a second scratch directory whose config says `ruff = true` (ruff
+then uses the measured tree's own ruff configuration, or its defaults).
 """
 
 from __future__ import annotations
@@ -82,10 +84,15 @@ def python_files(tree: Path) -> list[Path]:
 
 def gate_runs(tree: Path, files: list[Path], scratch: Path, repeat: int) -> list[Measurement]:
     gate = [tool("gate") or "gate", "check", str(tree), "--exit-zero", "--format", "json"]
+    with_ruff = scratch / "with-ruff"
+    with_ruff.mkdir(exist_ok=True)
+    (with_ruff / "pyproject.toml").write_text("[tool.gate]\nruff = true\n")
     runs = [
         measure("gate cold (all cores)", [*gate, "--no-cache"], scratch, repeat),
+        measure("gate cold + ruff (all cores)", [*gate, "--no-cache"], with_ruff, repeat),
         measure("gate cold (--jobs 1)", [*gate, "--no-cache", "--jobs", "1"], scratch, repeat),
         measure("gate warm (cache)", gate, scratch, repeat, warmup=True),
+        measure("gate warm + ruff (both caches)", gate, with_ruff, repeat, warmup=True),
     ]
     victim = files[len(files) // 2]
     original = victim.read_bytes()
@@ -142,6 +149,11 @@ def report(results: list[Measurement]) -> None:
     if "xenon (no baseline, no teardown rules)" in named:
         xenon = named["xenon (no baseline, no teardown rules)"].median
         print(f"cold gate / xenon: {cold / xenon:.2f} (target <= 1)")
+        with_ruff = named["gate cold + ruff (all cores)"].median
+        print(f"cold gate + ruff / xenon: {with_ruff / xenon:.2f} (target <= 1)")
+    print(
+        f"ruff's cost in a cold run: {named['gate cold + ruff (all cores)'].median - cold:+.3f} s"
+    )
     print(f"warm / cold gate: {warm / cold:.1%} (target < 10%)")
     if "ruff C901,ASYNC (cache)" in named:
         ruff = named["ruff C901,ASYNC (cache)"].median

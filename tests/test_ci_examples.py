@@ -56,3 +56,16 @@ def test_ci_file_parses_and_its_gate_commands_run(
         assert code in (0, 1), f"{shlex.join(argv)} exited {code}: {captured.err}"
         # gate's own tree is clean, so these pass here
         assert code == 0, f"{shlex.join(argv)}: {captured.out}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_ci_files_install_ruff_for_the_ruff_enabled_configuration(path: Path) -> None:
+    """The commands above run against this repository, whose config has `ruff = true`: they
+    run ruff too, as they would for a team that puts ruff under the gate."""
+    from gate.config import load_config
+
+    assert load_config(None, ROOT).settings.ruff
+    installs = [
+        line for line in _scripts(yaml.safe_load(path.read_text())) if "pip install" in line
+    ]
+    assert installs and all("gate[ruff]" in line for line in installs)

@@ -62,3 +62,16 @@ def test_try_repo_fails_on_a_skippable_step_and_passes_on_a_clean_file(tmp_path:
     ratchet = pre_commit(repo, "try-repo", str(ROOT), "gate-complexity", "--all-files", home=home)
     assert ratchet.returncode == 0, ratchet.stdout + ratchet.stderr
     assert not (repo / "baselines").exists()
+
+    # ruff under the gate: the hook's environment has ruff, and the findings baseline holds
+    write(repo / "pyproject.toml", "[tool.gate]\nruff = true\n")
+    write(repo / "good.py", "import os\n" + CLEAN)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    ruff = pre_commit(repo, "try-repo", str(ROOT), "gate", "--files", "good.py", home=home)
+    assert ruff.returncode == 1, ruff.stdout + ruff.stderr
+    assert "good.py:1:8: F401 `os` imported but unused" in ruff.stdout
+    gate = Path(sys.executable).parent / "gate"
+    subprocess.run([str(gate), "baseline", "update"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    held = pre_commit(repo, "try-repo", str(ROOT), "gate", "--files", "good.py", home=home)
+    assert held.returncode == 0, held.stdout + held.stderr
