@@ -11,8 +11,11 @@ cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does n
 await still raises at once, the inner work is left orphaned, and `asyncio.run` cancels it anyway
 when it shuts down.
 
-A no-argument `.aclose()` is exempt: by the trio/anyio convention it completes its essential work
-even when cancelled.
+Exempt, because the work finishes even when the await is cancelled: work handed to a thread
+(`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
+for the steps after it); a no-argument `.aclose()` (by the trio/anyio convention it completes its
+essential work even when cancelled), anyio's `aclose_forcefully`, and a delegated `__aexit__` (the
+wrapped manager owns its shielding).
 
 ## Example
 ```python
@@ -65,9 +68,13 @@ from gate.rule import Locate, Rule
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
-            if step.only_no_arg_aclose:
+            if step.only_by_contract:
                 continue
-            bare = [point for point in step.points if not point.guarded]
+            bare = [
+                point
+                for point in step.points
+                if not (point.guarded or point.by_contract or point.in_thread)
+            ]
             if not bare:
                 continue
             message = (
@@ -85,6 +92,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 message,
                 f"{region.function}\x1f{step.text}",
                 detail=TeardownDetail(interrupts, region.function_lines),
+                severity=analysis.severity([step.consequence]),
             )
 
 

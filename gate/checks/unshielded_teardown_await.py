@@ -49,7 +49,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.facts import ModuleAnalysis, precedes
+from gate.analysis.vocabulary import only_waits
 from gate.model import Family, Finding, Severity, TeardownDetail
 from gate.rule import Locate, Rule
 
@@ -59,8 +60,13 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         return
     for region in analysis.regions:
         for point in region.points:
-            if point.shielded or point.no_arg_aclose:
+            if point.shielded or point.by_contract:
                 continue
+            at_stake = [
+                step for step in region.steps if point in step.points or precedes(point, step)
+            ]
+            if not at_stake and only_waits(point.awaited_call):
+                continue  # nothing left to cut or skip: the await only waits
             where = locate(point.node)
             yield RULE.finding(
                 where,
@@ -68,6 +74,9 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 "trio/anyio a cancelled scope makes it raise at once",
                 f"{region.function}\x1f{point.text}",
                 detail=TeardownDetail((where,), region.function_lines),
+                severity=analysis.severity(step.consequence for step in at_stake)
+                if at_stake
+                else Severity.WARNING,
             )
 
 
