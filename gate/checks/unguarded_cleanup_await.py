@@ -60,36 +60,46 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region
 from gate.model import Family, Finding, Severity, TeardownDetail
 from gate.rule import Locate, Rule
+
+
+def cut_points(step: CriticalStep) -> list[InterruptPoint]:
+    """The awaits of a step an interrupt can cut short: nothing holds them, and their work does
+    not finish on its own (a thread, a close that is cancel-safe by contract)."""
+    if step.only_by_contract:
+        return []
+    return [
+        point
+        for point in step.points
+        if not (point.guarded or point.by_contract or point.in_thread)
+    ]
+
+
+def _message(region: Region, step: CriticalStep) -> str:
+    message = (
+        f"`{step.label}` is awaited in a {region.kind.words} with nothing "
+        "holding an interrupt: a cancel here cuts it short"
+    )
+    if region.origin:
+        message += f" ({region.origin})"
+    if step.uses_asyncio_shield:
+        message += "; asyncio.shield does not help, the outer await still raises"
+    return message
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
-            if step.only_by_contract:
-                continue
-            bare = [
-                point
-                for point in step.points
-                if not (point.guarded or point.by_contract or point.in_thread)
-            ]
+            bare = cut_points(step)
             if not bare:
                 continue
-            message = (
-                f"`{step.label}` is awaited in a {region.kind.words} with nothing "
-                "holding an interrupt: a cancel here cuts it short"
-            )
-            if region.origin:
-                message += f" ({region.origin})"
-            if step.uses_asyncio_shield:
-                message += "; asyncio.shield does not help, the outer await still raises"
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)
             yield RULE.finding(
                 locate(step.statement),
-                message,
+                _message(region, step),
                 f"{region.function}\x1f{step.text}",
                 detail=TeardownDetail(interrupts, region.function_lines),
                 severity=analysis.severity([step.consequence]),
