@@ -43,6 +43,10 @@ DEFAULT_CRITICAL_TOKENS: tuple[str, ...] = (
     "rmtree",
     "remove",
     "delete",
+    "destroy",
+    "record",
+    "cancel",
+    "aexit",
 )
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
@@ -68,11 +72,46 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+# Steps whose loss is a best-effort close of an in-process object the garbage collector closes
+# anyway (a socket, an HTTP session, a file): a warning, unless the receiver names something
+# outside the process (see EXTERNAL_WORDS in gate/analysis/walker.py).
+DEFAULT_BEST_EFFORT_TOKENS: tuple[str, ...] = ("close", "aclose", "disconnect")
+
+# Async methods whose whole body is teardown: an interrupt at an earlier await skips the rest.
+DEFAULT_TEARDOWN_METHODS: tuple[str, ...] = (
+    "aclose",
+    "close",
+    "shutdown",
+    "stop",
+    "cleanup",
+    "teardown",
+    "dispose",
+)
+
+DEFAULT_TEST_PATHS: tuple[str, ...] = (
+    "tests/*",
+    "test/*",
+    "testing/*",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+)
+
+SeverityName = Literal["error", "warning"]
+
+
 class TeardownConfig(_Strict):
     critical_tokens: tuple[str, ...] = Field(DEFAULT_CRITICAL_TOKENS, alias="critical-tokens")
     extend_critical_tokens: tuple[str, ...] = Field((), alias="extend-critical-tokens")
+    best_effort_tokens: tuple[str, ...] = Field(
+        DEFAULT_BEST_EFFORT_TOKENS, alias="best-effort-tokens"
+    )
     teardown_functions: tuple[str, ...] = Field((), alias="teardown-functions")
+    teardown_methods: tuple[str, ...] = Field(DEFAULT_TEARDOWN_METHODS, alias="teardown-methods")
     shield_helpers: tuple[str, ...] = Field((), alias="shield-helpers")
+    test_paths: tuple[str, ...] = Field(DEFAULT_TEST_PATHS, alias="test-paths")
+    best_effort_severity: SeverityName = Field("warning", alias="best-effort-severity")
+    test_severity: SeverityName = Field("warning", alias="test-severity")
 
     @property
     def tokens(self) -> tuple[str, ...]:

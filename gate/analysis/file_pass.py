@@ -13,6 +13,7 @@ from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.walker import AnalysisError, Snippet, analyse_functions
 from gate.checks import analysis_skipped, rules_of
 from gate.config import GateConfig
+from gate.discovery import matches
 from gate.model import Family, Finding, Location
 from gate.rule import Locate
 from gate.source import source_lines
@@ -28,8 +29,11 @@ def teardown_findings(
 ) -> list[Finding]:
     """The teardown findings of the candidate functions (and the helpers they await)."""
     lines = source_lines(text)
+    in_tests = matches(path, settings.teardown.test_paths)
     try:
-        analysis = analyse_functions(lines, spans, level_triggered, settings.teardown, candidates)
+        analysis = analyse_functions(
+            lines, spans, level_triggered, settings.teardown, candidates, in_tests
+        )
     except (AnalysisError, RecursionError) as error:
         line = getattr(error, "line", 1)
         column = getattr(error, "column", 1)

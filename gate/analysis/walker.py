@@ -23,6 +23,7 @@ from gate.analysis.facts import (
     Arm,
     Branch,
     CancelHandler,
+    Consequence,
     CriticalStep,
     Enclosure,
     EnclosureKind,
@@ -30,21 +31,17 @@ from gate.analysis.facts import (
     ModuleAnalysis,
     Region,
     RegionKind,
+    Tiers,
     precedes,
 )
+from gate.analysis.vocabulary import Vocabulary
 from gate.config import TeardownConfig
+from gate.model import Severity
 
 SHIELD_SCOPES = frozenset({"CancelScope", "move_on_after", "move_on_at", "fail_after", "fail_at"})
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
-
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-
-
-def name_words(name: str) -> tuple[str, ...]:
-    """Split an identifier on underscores and case changes, lower-cased."""
-    return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -118,23 +115,74 @@ def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def _literally_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
 def _is_shield_scope(call: cst.Call) -> bool:
+    """A trio/anyio scope opened with `shield=` anything but a literal False (`shield=pending`
+    shields when it matters)."""
     if final_name(call.func) not in SHIELD_SCOPES:
         return False
     return any(
         arg.keyword is not None
         and arg.keyword.value == "shield"
-        and isinstance(arg.value, cst.Name)
-        and arg.value.value == "True"
+        and not _literally_false(arg.value)
         for arg in call.args
     )
+
+
+def _sets_shield(statement: cst.CSTNode) -> bool:
+    """`scope.shield = True` (or any value but a literal False): the scope shields from here."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return any(
+        isinstance(small, cst.Assign)
+        and not _literally_false(small.value)
+        and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "shield"
+            for t in small.targets
+        )
+        for small in statement.body
+    )
+
+
+def cancel_handler_index(statement: cst.Try | cst.TryStar) -> int | None:
+    """The handler a cancel lands in: the first that catches cancellation (a later broad
+    handler never sees it)."""
+    for index, handler in enumerate(statement.handlers):
+        if handler_catches_cancellation(handler):
+            return index
+    return None
+
+
+# Awaited calls that are cancel-safe by contract: anyio's forceful close (it cancels its own
+# scope on purpose) and a delegated exit (the wrapped manager owns its shielding); a no-argument
+# `.aclose()` is too.
+CONTRACT_CALLS = frozenset({"aclose_forcefully", "__aexit__"})
+
+
+def _by_contract(call: cst.Call) -> bool:
+    name = final_name(call.func)
+    return name in CONTRACT_CALLS or (name == "aclose" and not call.args)
+
+
+# Calls that never return normally, for handlers that look as if they swallowed a cancel.
+RAISING_CALLS = frozenset({"pytest.fail", "pytest.skip", "pytest.exit", "sys.exit", "os._exit"})
+
+
+def _raises(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, cst.Raise):
+        return True
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and dotted_name(call.func) in RAISING_CALLS
 
 
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
     for statement in statements(body):
         if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite) and any(
-            isinstance(small, cst.Raise) for small in statement.body
+            _raises(small) for small in statement.body
         ):
             return True
     return False
@@ -213,12 +261,12 @@ class _RegionWalker:
         module: cst.Module,
         config: TeardownConfig,
         function_body: cst.CSTNode,
-        tokens: tuple[tuple[str, ...], ...],
+        vocabulary: Vocabulary,
     ) -> None:
         self.module = module
         self.config = config
         self.function_body = function_body
-        self.tokens = tokens
+        self.vocabulary = vocabulary
         self.order = 0
         self.branches: list[Branch] = []
         self.loops: list[int] = []
@@ -227,6 +275,7 @@ class _RegionWalker:
         self.points: list[InterruptPoint] = []
         self.steps: list[CriticalStep] = []
         self.cancel_handlers: list[CancelHandler] = []
+        self.raise_after: list[bool] = []
 
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -239,12 +288,19 @@ class _RegionWalker:
         return self.order
 
     # -- classification
-    def critical_name(self, calls: list[cst.Call]) -> str | None:
+    def critical_call(self, calls: list[cst.Call]) -> tuple[str, Consequence] | None:
+        """The label and consequence of the first call that is a step, or None."""
         for call in calls:
             for candidate in self._called_functions(call):
                 name = final_name(candidate)
-                if name is not None and self._is_critical_name(name):
-                    return f"{dotted_name(candidate) or name}()"
+                if name is None:
+                    continue
+                receiver = (
+                    dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
+                )
+                consequence = self.vocabulary.consequence(name, receiver)
+                if consequence is not None:
+                    return f"{dotted_name(candidate) or name}()", consequence
         return None
 
     def _called_functions(self, call: cst.Call) -> Iterator[cst.BaseExpression]:
@@ -255,14 +311,6 @@ class _RegionWalker:
             index = THREAD_WRAPPERS[wrapper]
             if len(args) > index:
                 yield args[index]
-
-    def _is_critical_name(self, name: str) -> bool:
-        words = name_words(name)
-        for token in self.tokens:
-            size = len(token)
-            if any(words[i : i + size] == token for i in range(len(words) - size + 1)):
-                return True
-        return False
 
     def is_shield_helper(self, call: cst.Call) -> bool:
         name = dotted_name(call.func)
@@ -288,8 +336,16 @@ class _RegionWalker:
 
     # -- walking
     def walk_suite(self, body: cst.BaseSuite) -> None:
+        shields = 0
+        self.raise_after.append(_unconditional_raise(body))
         for statement in statements(body):
             self.walk_statement(statement)
+            if _sets_shield(statement):
+                self.enclosures.append(Enclosure(EnclosureKind.SHIELD, statement))
+                shields += 1
+        self.raise_after.pop()
+        if shields:
+            del self.enclosures[-shields:]
 
     def walk_statement(self, statement: cst.CSTNode) -> None:
         if isinstance(statement, cst.FunctionDef | cst.ClassDef):
@@ -323,15 +379,16 @@ class _RegionWalker:
     def walk_small(self, small: cst.BaseSmallStatement, marked: bool) -> None:
         found = collect(small)
         points = self.add_points_from(found.awaits, small)
-        name = self.critical_name(found.calls)
-        if name is None and marked:
-            name = self.code(small)
-        if name is None:
+        step = self.critical_call(found.calls)
+        if step is None and marked:
+            step = self.code(small), Consequence.LOSES_WORK
+        if step is None:
             return
         self.steps.append(
             CriticalStep(
                 statement=small,
-                label=name,
+                label=step[0],
+                consequence=step[1],
                 order=self.next_order(),
                 branches=tuple(self.branches),
                 loops=tuple(self.loops),
@@ -363,10 +420,9 @@ class _RegionWalker:
                     node,
                     statement,
                     enclosures,
-                    no_arg_aclose=call is not None
-                    and final_name(call.func) == "aclose"
-                    and not call.args,
                     awaited_call=dotted_name(call.func) if call is not None else None,
+                    by_contract=call is not None and _by_contract(call),
+                    in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
                 )
             )
         return points
@@ -376,8 +432,9 @@ class _RegionWalker:
         node: cst.CSTNode,
         statement: cst.CSTNode,
         enclosures: list[Enclosure],
-        no_arg_aclose: bool = False,
         awaited_call: str | None = None,
+        by_contract: bool = False,
+        in_thread: bool = False,
     ) -> InterruptPoint:
         point = InterruptPoint(
             node=node,
@@ -387,8 +444,9 @@ class _RegionWalker:
             loops=tuple(self.loops),
             enclosures=tuple(enclosures),
             text=self.code(node),
-            no_arg_aclose=no_arg_aclose,
             awaited_call=awaited_call,
+            by_contract=by_contract,
+            in_thread=in_thread,
         )
         self.points.append(point)
         return point
@@ -438,14 +496,16 @@ class _RegionWalker:
     def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
         enclosures = []
         if statement.handlers:
-            cancel = [h for h in statement.handlers if handler_catches_cancellation(h)]
+            index = cancel_handler_index(statement)
             enclosures.append(
                 Enclosure(
                     EnclosureKind.TRY_EXCEPT,
                     statement,
-                    catches_cancellation=bool(cancel),
-                    holds=any(not _unconditional_raise(h.body) for h in cancel),
+                    catches_cancellation=index is not None,
+                    holds=index is not None
+                    and not _unconditional_raise(statement.handlers[index].body),
                     report_node=statement.handlers[0],
+                    cancel_handler=index,
                 )
             )
         if statement.finalbody is not None:
@@ -465,9 +525,10 @@ class _RegionWalker:
                 self.walk_suite(block)  # type: ignore[arg-type]
                 del self.enclosures[len(self.enclosures) - len(added) :]
             elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
-                if handler_catches_cancellation(block):
+                if index == cancel_handler_index(statement):
+                    reraised = any(self.raise_after)
                     self.cancel_handlers.append(
-                        CancelHandler(block, self.code(block), self.function_body)
+                        CancelHandler(block, self.code(block), self.function_body, reraised)
                     )
                 self.walk_suite(block.body)
             elif arm is Arm.FINALLY:
@@ -592,12 +653,12 @@ def find_regions(body: cst.BaseSuite) -> Iterator[FoundRegion]:
 def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
     if isinstance(statement, cst.FunctionDef | cst.ClassDef):
         return
-    for arm, _, block in blocks(statement):
+    for arm, index, block in blocks(statement):
         if arm is Arm.FINALLY:
             assert isinstance(statement, cst.Try | cst.TryStar) and statement.finalbody
             yield RegionKind.FINALLY, block, statement.finalbody  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
-            if handler_catches_cancellation(block):
+            if index == cancel_handler_index(statement):  # type: ignore[arg-type]
                 yield RegionKind.CANCEL_HANDLER, block.body, block
             else:
                 yield from find_regions(block.body)
@@ -618,7 +679,7 @@ class _Analyser:
     ) -> None:
         self.lines = lines
         self.config = config
-        self.tokens = tuple(t for t in (name_words(token) for token in config.tokens) if t)
+        self.vocabulary = Vocabulary.of(config)
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
         self.node_snippets: dict[int, Snippet] = {}
@@ -639,7 +700,7 @@ class _Analyser:
         origin: str = "",
     ) -> Region:
         snippet = self.snippet_of(span)
-        walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.tokens)
+        walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.vocabulary)
         walker.walk_suite(body)
         region = walker.region(kind, span.qualname, origin, (span.first_line, span.last_line))
         region = dataclasses.replace(region, extent=extent)
@@ -695,6 +756,7 @@ def analyse_functions(
     level_triggered: bool,
     config: TeardownConfig,
     candidates: list[FunctionSpan] | None = None,
+    in_tests: bool = False,
 ) -> ModuleAnalysis:
     """Analyse the teardown regions of the candidate functions, and of the awaited helpers
     their regions call; each function is parsed by libcst on its own.
@@ -712,8 +774,9 @@ def analyse_functions(
         span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
     }
     analyser.follow_helpers(pending, whole)
+    tiers = Tiers(Severity(config.best_effort_severity), Severity(config.test_severity))
     regions = tuple(analyser.links.linked(region) for region in analyser.regions)
-    return ModuleAnalysis(regions, level_triggered, analyser.node_snippets)
+    return ModuleAnalysis(regions, level_triggered, analyser.node_snippets, in_tests, tiers)
 
 
 class _Links:

@@ -74,8 +74,15 @@ def swallows(handler: CancelHandler) -> bool:
     import libcst as cst  # loaded only when there is teardown code to judge
     from libcst import matchers
 
+    from gate.analysis.walker import RAISING_CALLS, dotted_name
+
+    if handler.reraised_after:
+        return False  # the block around the `try` ends with a raise that carries the cancel on
     body = handler.node.body
     if matchers.findall(body, matchers.Raise()):
+        return False
+    calls = matchers.findall(body, matchers.Call())
+    if any(dotted_name(call.func) in RAISING_CALLS for call in calls):  # type: ignore[attr-defined]
         return False
     name = handler.node.name.name if handler.node.name is not None else None
     if isinstance(name, cst.Name) and name.value in _loaded_names(body):
@@ -161,6 +168,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
                     detail=region.teardown_detail((), locate),
+                    severity=analysis.severity([]),
                 )
         seen: set[int] = set()
         for point in region.points:
@@ -179,6 +187,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1fsuppress\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=region.teardown_detail((where,), locate),
+                    severity=analysis.severity([]),
                 )
 
 

@@ -61,6 +61,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import (
+    CriticalStep,
     Enclosure,
     EnclosureKind,
     InterruptPoint,
@@ -78,20 +79,22 @@ def misses_cancellation(enclosure: Enclosure) -> bool:
     return enclosure.kind in guards and not enclosure.catches_cancellation
 
 
-def _matters(point: InterruptPoint, region: Region) -> bool:
-    """The await is itself a step, or an interrupt there can skip a later step."""
-    return any(
-        (point in step.points and not step.only_no_arg_aclose)
-        or (step.statement is not point.statement and precedes(point, step))
+def _skippable(point: InterruptPoint, region: Region) -> list[CriticalStep]:
+    """The later steps an interrupt at the await can skip. Only those make a guard that misses
+    cancellation a problem of its own: an awaited step cut short is the cut's finding."""
+    return [
+        step
         for step in region.steps
-    )
+        if step.statement is not point.statement and precedes(point, step)
+    ]
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         reported: set[int] = set()
         for point in region.points:
-            if point.guarded or not _matters(point, region):
+            skipped = [] if point.guarded else _skippable(point, region)
+            if not skipped:
                 continue
             for enclosure in point.enclosures:
                 if not misses_cancellation(enclosure) or id(enclosure.node) in reported:
@@ -112,6 +115,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=region.teardown_detail((where,), locate),
+                    severity=analysis.severity(step.consequence for step in skipped),
                 )
 
 

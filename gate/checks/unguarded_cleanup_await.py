@@ -11,8 +11,11 @@ cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does n
 await still raises at once, the inner work is left orphaned, and `asyncio.run` cancels it anyway
 when it shuts down.
 
-A no-argument `.aclose()` is exempt: by the trio/anyio convention it completes its essential work
-even when cancelled.
+Exempt, because the work finishes even when the await is cancelled: work handed to a thread
+(`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
+for the steps after it); a no-argument `.aclose()` (by the trio/anyio convention it completes its
+essential work even when cancelled), anyio's `aclose_forcefully`, and a delegated `__aexit__` (the
+wrapped manager owns its shielding).
 
 ## Example
 ```python
@@ -57,34 +60,49 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region
 from gate.model import Family, Finding, Severity
 from gate.rule import Locate, Rule
+
+
+def cut_points(step: CriticalStep) -> list[InterruptPoint]:
+    """The awaits of a step an interrupt can cut short: nothing holds them, and their work does
+    not finish on its own (a thread, a close that is cancel-safe by contract)."""
+    if step.only_by_contract:
+        return []
+    return [
+        point
+        for point in step.points
+        if not (point.guarded or point.by_contract or point.in_thread)
+    ]
+
+
+def _message(region: Region, step: CriticalStep) -> str:
+    message = (
+        f"`{step.label}` is awaited in a {region.kind.words} with nothing "
+        "holding an interrupt: a cancel here cuts it short"
+    )
+    if region.origin:
+        message += f" ({region.origin})"
+    if step.uses_asyncio_shield:
+        message += "; asyncio.shield does not help, the outer await still raises"
+    return message
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
-            if step.only_no_arg_aclose:
-                continue
-            bare = [point for point in step.points if not point.guarded]
+            bare = cut_points(step)
             if not bare:
                 continue
-            message = (
-                f"`{step.label}` is awaited in a {region.kind.words} with nothing "
-                "holding an interrupt: a cancel here cuts it short"
-            )
-            if region.origin:
-                message += f" ({region.origin})"
-            if step.uses_asyncio_shield:
-                message += "; asyncio.shield does not help, the outer await still raises"
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)
             yield RULE.finding(
                 locate(step.statement),
-                message,
+                _message(region, step),
                 f"{region.function}\x1f{step.text}",
                 detail=region.teardown_detail(interrupts, locate),
+                severity=analysis.severity([step.consequence]),
             )
 
 

@@ -49,9 +49,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, precedes
+from gate.analysis.vocabulary import only_waits
 from gate.model import Family, Finding, Severity
 from gate.rule import Locate, Rule
+
+
+def _severity(analysis: ModuleAnalysis, at_stake: list[CriticalStep]) -> Severity:
+    """The steps the await can cut or skip decide; an await that puts no step at stake is a
+    warning."""
+    if not at_stake:
+        return Severity.WARNING
+    return analysis.severity(step.consequence for step in at_stake)
+
+
+def _exposed(point: InterruptPoint, at_stake: list[CriticalStep]) -> bool:
+    """Can a cancelled scope make this await raise with something lost? Not when it is shielded,
+    cancel-safe by contract, or only waits with nothing left to cut or skip."""
+    if point.shielded or point.by_contract:
+        return False
+    return bool(at_stake) or not only_waits(point.awaited_call)
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
@@ -59,7 +76,10 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         return
     for region in analysis.regions:
         for point in region.points:
-            if point.shielded or point.no_arg_aclose:
+            at_stake = [
+                step for step in region.steps if point in step.points or precedes(point, step)
+            ]
+            if not _exposed(point, at_stake):
                 continue
             where = locate(point.node)
             yield RULE.finding(
@@ -68,6 +88,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 "trio/anyio a cancelled scope makes it raise at once",
                 f"{region.function}\x1f{point.text}",
                 detail=region.teardown_detail((where,), locate),
+                severity=_severity(analysis, at_stake),
             )
 
 
