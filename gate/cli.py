@@ -191,9 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     baseline = commands.add_parser(
         "baseline",
-        help="write or show the complexity baseline",
-        description="The complexity baseline grandfathers today's over-threshold functions. "
-        "`gate check` never writes it; `gate baseline update` is its only writer.",
+        help="write the baselines, or show the complexity baseline",
+        description="The complexity baseline grandfathers today's over-threshold functions, the "
+        "findings baseline (baselines/findings.json) today's teardown and ruff findings. "
+        "`gate check` never writes them; `gate baseline update` is their only writer.",
     )
     actions = baseline.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True
@@ -201,15 +202,17 @@ def build_parser() -> argparse.ArgumentParser:
         "update",
         help="tighten improved entries, drop stale ones; add new ones with --accept-new",
         description="Lower the entries of functions that improved, remove those that are gone "
-        "or within the threshold, and re-key files git reports as renamed. New over-threshold "
-        "functions are added only with --accept-new (or when no baseline exists yet); an entry "
-        "is raised only when --allow-increase names it. Only entries of files under PATHS are "
-        "touched.",
+        "or within the threshold, remove findings that are no longer reported, and re-key files "
+        "git reports as renamed. New over-threshold functions and new findings are added only "
+        "with --accept-new (or when no baseline exists yet); an entry is raised only when "
+        "--allow-increase names it. Only entries of files under PATHS are touched.",
     )
     update.set_defaults(handler=_run_baseline_update)
     update.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
     update.add_argument(
-        "--accept-new", action="store_true", help="add new over-threshold functions"
+        "--accept-new",
+        action="store_true",
+        help="add new over-threshold functions and new findings",
     )
     update.add_argument(
         "--allow-increase",
@@ -221,7 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument(
         "--rebaseline",
         action="store_true",
-        help="start over from the current measurements (after a radon upgrade)",
+        help="start over from the current measurements and findings (after a radon or ruff "
+        "upgrade)",
     )
     update.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
     _add_run_options(update)
