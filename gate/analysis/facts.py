@@ -142,6 +142,10 @@ class InterruptPoint:
     # anyio's `aclose_forcefully`, a delegated `__aexit__` (the wrapped manager owns its shield)
     by_contract: bool = False
     in_thread: bool = False  # handed to a thread, which finishes even when the await is cancelled
+    # what the project's summary of the awaited function says: its own steps survive an
+    # interrupt inside it; it holds the interrupt and returns normally
+    callee_cut_safe: bool = False
+    callee_holds: bool = False
     guarded: bool = False
     shielded: bool = False
 
@@ -189,6 +193,9 @@ class Region:
     points: tuple[InterruptPoint, ...]
     steps: tuple[CriticalStep, ...]
     cancel_handlers: tuple[CancelHandler, ...]
+    # entered only because a cancel already landed: a cancellation handler, or a helper awaited
+    # from one (on asyncio, cutting it short needs a second cancel)
+    entered_by_cancel: bool = False
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
@@ -237,5 +244,10 @@ class ModuleAnalysis:
     in_tests: bool = False
     tiers: Tiers = Tiers()
 
-    def severity(self, consequences: Iterable[Consequence]) -> Severity:
+    def severity(self, consequences: Iterable[Consequence], region: Region) -> Severity:
+        """The tier of a finding in `region` that puts steps with these consequences at stake.
+        On asyncio a region entered by a cancel can be cut only by a second cancel: a warning.
+        """
+        if region.entered_by_cancel and not self.level_triggered:
+            return Severity.WARNING
         return self.tiers.of(consequences, self.in_tests)

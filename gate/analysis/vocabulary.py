@@ -57,6 +57,38 @@ def only_waits(dotted: str | None) -> bool:
     return bool(words) and words[0] in WAIT_WORDS
 
 
+# Words naming in-process objects the garbage collector closes anyway: closing or cleaning them
+# up is best effort (`cleanup_s3_sessions()`, `self._client.close()`).
+IN_PROCESS_WORDS = frozenset(
+    {
+        "session",
+        "sessions",
+        "client",
+        "clients",
+        "socket",
+        "sockets",
+        "stream",
+        "streams",
+        "file",
+        "files",
+        "writer",
+        "reader",
+        "transport",
+        "response",
+        "http",
+    }
+)
+
+# Tokens that only close or clean up: best effort when what they act on lives in the process.
+CLOSING_WORDS = frozenset({"close", "aclose", "cleanup", "clean", "shutdown", "disconnect"})
+
+
+def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
+    """A closing step (`cleanup`, `shutdown`, ...) of something that lives in the process."""
+    closing = any(word in inflections(w) for word in matched for w in CLOSING_WORDS)
+    return closing and bool(around & IN_PROCESS_WORDS)
+
+
 def name_words(name: str) -> tuple[str, ...]:
     """Split an identifier on underscores and case changes, lower-cased."""
     return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))
@@ -111,9 +143,9 @@ class Vocabulary:
         matched = self.matched(name)
         if matched is None:
             return None
-        if not any(word in self.best_effort for word in matched):
+        around = set(name_words(name)) | set(name_words((receiver or "").replace(".", "_")))
+        if around & EXTERNAL_WORDS:
             return Consequence.LOSES_WORK
-        outside = receiver is not None and any(
-            word in EXTERNAL_WORDS for word in name_words(receiver.replace(".", "_"))
-        )
-        return Consequence.LOSES_WORK if outside else Consequence.BEST_EFFORT
+        if any(word in self.best_effort for word in matched) or _closes_in_process(matched, around):
+            return Consequence.BEST_EFFORT
+        return Consequence.LOSES_WORK

@@ -168,7 +168,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
                     detail=TeardownDetail((), region.function_lines),
-                    severity=analysis.severity([]),
+                    severity=analysis.severity([], region),
                 )
         seen: set[int] = set()
         for point in region.points:
@@ -187,7 +187,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1fsuppress\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=TeardownDetail((where,), region.function_lines),
-                    severity=analysis.severity([]),
+                    severity=analysis.severity([], region),
                 )
 
 

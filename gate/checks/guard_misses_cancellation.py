@@ -115,7 +115,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=TeardownDetail((where,), region.function_lines),
-                    severity=analysis.severity(step.consequence for step in skipped),
+                    severity=analysis.severity((step.consequence for step in skipped), region),
                 )
 
 

@@ -47,6 +47,8 @@ async def run(sandbox):
             raise interrupt
 ```
 
+Under trio and anyio the same await is reported once, as unshielded-teardown-await.
+
 ## Known problems
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
@@ -73,7 +75,7 @@ def cut_points(step: CriticalStep) -> list[InterruptPoint]:
     return [
         point
         for point in step.points
-        if not (point.guarded or point.by_contract or point.in_thread)
+        if not (point.guarded or point.by_contract or point.in_thread or point.callee_cut_safe)
     ]
 
 
@@ -93,7 +95,8 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
             bare = cut_points(step)
-            if not bare:
+            if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
+                # under trio/anyio, unshielded-teardown-await reports the same await
                 continue
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)
@@ -102,7 +105,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 _message(region, step),
                 f"{region.function}\x1f{step.text}",
                 detail=TeardownDetail(interrupts, region.function_lines),
-                severity=analysis.severity([step.consequence]),
+                severity=analysis.severity([step.consequence], region),
             )
 
 
