@@ -9,10 +9,12 @@ from the tree root, teardown rules only (`--select GATE1,GATE9`: the complexity 
 baseline the trees do not have). The trees' pyproject.toml files are exported too; none of them
 has a [tool.gate] table, so gate runs with its defaults.
 
-Every finding is looked up in judgments.csv by (repo, path, line, code). The script prints, per
-tree and in total, the findings by severity and by verdict, then every unjudged finding and every
-error judged false, and the judged findings gate no longer reports (a lost `real` one is a lost
-true positive). `--template` prints the unjudged findings as CSV rows to fill in instead.
+Every finding is looked up in judgments.csv (repo, path, line, code, function, verdict, tier,
+shape, why) by (repo, path, line, code). The script prints, per tree and in total, the findings by
+severity and by verdict, the share of errors judged real today and if severities followed the
+judged tiers, then every unjudged finding, every error judged false, the judged findings gate no
+longer reports (a lost `real` one is a lost true positive) and the false and debatable findings by
+shape. `--template` prints the unjudged findings as CSV rows to fill in instead.
 
 Exit 1 when an error-severity finding is judged false or is not judged, 0 otherwise, 2 when a
 mirror or commit is missing or gate fails.
@@ -40,7 +42,6 @@ except ModuleNotFoundError:  # Python 3.10
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("real", "debatable", "false")
 TIERS = ("error", "warning")
-COLUMNS = ("repo", "path", "line", "code", "function", "verdict", "tier", "why")
 
 
 class SetupError(Exception):
@@ -62,6 +63,7 @@ class Judgment:
     function: str
     verdict: str
     tier: str
+    shape: str
     why: str
 
 
@@ -96,7 +98,9 @@ def load_judgments(path: Path) -> dict[tuple[str, str, int, str], Judgment]:
                 raise SetupError(f"{path.name}:{number}: bad verdict or tier in {row}")
             if key in judged:
                 raise SetupError(f"{path.name}:{number}: {key} is judged twice")
-            judged[key] = Judgment(row["function"], row["verdict"], row["tier"], row["why"])
+            judged[key] = Judgment(
+                row["function"], row["verdict"], row["tier"], row["shape"], row["why"]
+            )
     return judged
 
 
@@ -195,66 +199,101 @@ class Tally:
     severity: Counter
     verdict: Counter
     error_verdict: Counter
+    judged_error_tier: Counter
     tier_mismatch: int = 0
 
     @classmethod
     def of(cls, findings: list[Finding], judged: dict) -> Tally:
-        tally = cls(Counter(), Counter(), Counter())
+        tally = cls(Counter(), Counter(), Counter(), Counter())
         for finding in findings:
-            judgment = judged.get(finding.key)
-            verdict = judgment.verdict if judgment else "unjudged"
-            tally.severity[finding.severity] += 1
-            tally.verdict[verdict] += 1
-            if finding.severity == "error":
-                tally.error_verdict[verdict] += 1
-            if judgment and judgment.verdict != "false" and judgment.tier != finding.severity:
-                tally.tier_mismatch += 1
+            tally.add(finding, judged.get(finding.key))
         return tally
 
+    def add(self, finding: Finding, judgment: Judgment | None) -> None:
+        verdict = judgment.verdict if judgment else "unjudged"
+        self.severity[finding.severity] += 1
+        self.verdict[verdict] += 1
+        if finding.severity == "error":
+            self.error_verdict[verdict] += 1
+        if judgment and judgment.verdict != "false":
+            self.tier_mismatch += judgment.tier != finding.severity
+            if judgment.tier == "error":
+                self.judged_error_tier[verdict] += 1
+
     def lines(self, name: str) -> list[str]:
-        errors = sum(self.error_verdict.values())
-        real = self.error_verdict["real"]
-        share = f"{real / errors:.0%}" if errors else "n/a"
-        verdicts = ", ".join(f"{v} {self.verdict[v]}" for v in (*VERDICTS, "unjudged"))
-        errors_by = ", ".join(f"{v} {self.error_verdict[v]}" for v in (*VERDICTS, "unjudged"))
         severities = ", ".join(f"{k} {n}" for k, n in sorted(self.severity.items())) or "none"
+        kept = sum(self.judged_error_tier.values())
+        kept_real = self.judged_error_tier["real"]
         return [
             f"{name}: {sum(self.severity.values())} findings ({severities})",
-            f"    all findings: {verdicts}",
-            f"    errors: {errors_by}; real share of errors {share} (target >= 60%)",
-            f"    judged not false whose severity differs from the judged tier: {self.tier_mismatch}",
+            f"    all findings: {by_verdict(self.verdict)}",
+            f"    errors: {by_verdict(self.error_verdict)}; real share of errors "
+            f"{share(self.error_verdict['real'], sum(self.error_verdict.values()))} "
+            "(target >= 60%)",
+            f"    judged not false whose severity differs from the judged tier: "
+            f"{self.tier_mismatch}",
+            f"    if severities followed the judged tiers and no false finding were left: "
+            f"{kept} errors, {kept_real} real ({share(kept_real, kept)})",
         ]
+
+
+def by_verdict(counts: Counter) -> str:
+    return ", ".join(f"{verdict} {counts[verdict]}" for verdict in (*VERDICTS, "unjudged"))
+
+
+def share(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else "n/a"
 
 
 def describe(finding: Finding) -> str:
     return f"  {finding.path}:{finding.line} {finding.code} [{finding.severity}] {finding.message}"
 
 
+def verdict_of(finding: Finding, judged: dict) -> str:
+    judgment = judged.get(finding.key)
+    return judgment.verdict if judgment else "unjudged"
+
+
 def report(per_tree: dict[str, list[Finding]], judged: dict) -> int:
+    """Print the figures and lists; 1 when an error is judged false or not judged."""
     everything = [finding for findings in per_tree.values() for finding in findings]
     for repo, findings in per_tree.items():
         print("\n".join(Tally.of(findings, judged).lines(repo)))
     print("\n".join(Tally.of(everything, judged).lines("TOTAL")))
-    unjudged = [finding for finding in everything if finding.key not in judged]
-    false_errors = [
-        finding
-        for finding in everything
-        if finding.severity == "error" and finding.key in judged
-        if judged[finding.key].verdict == "false"
-    ]
-    reported = {finding.key for finding in everything}
-    repos = set(per_tree)
-    gone = [key for key in judged if key[0] in repos and key not in reported]
+    unjudged = with_verdict(everything, judged, "unjudged")
+    judged_false = with_verdict(everything, judged, "false")
+    false_errors = [finding for finding in judged_false if finding.severity == "error"]
     print_list("unjudged findings (judge them in judgments.csv)", map(describe, unjudged))
     print_list("errors judged false", map(describe, false_errors))
-    print_list("judged findings gate no longer reports", (gone_line(k, judged) for k in gone))
+    print_list("judged findings gate no longer reports", gone_lines(per_tree, judged))
+    print_shapes(everything, judged)
     failing = [finding for finding in unjudged if finding.severity == "error"] + false_errors
     return 1 if failing else 0
+
+
+def with_verdict(findings: list[Finding], judged: dict, verdict: str) -> list[Finding]:
+    return [finding for finding in findings if verdict_of(finding, judged) == verdict]
+
+
+def gone_lines(per_tree: dict[str, list[Finding]], judged: dict) -> list[str]:
+    reported = {finding.key for findings in per_tree.values() for finding in findings}
+    gone = [key for key in judged if key[0] in per_tree and key not in reported]
+    return [gone_line(key, judged) for key in gone]
 
 
 def gone_line(key: tuple[str, str, int, str], judged: dict) -> str:
     judgment = judged[key]
     return f"  {key[0]} {key[1]}:{key[2]} {key[3]} was {judgment.verdict}: {judgment.why}"
+
+
+def print_shapes(findings: list[Finding], judged: dict) -> None:
+    shapes = Counter(
+        (judged[finding.key].shape, judged[finding.key].verdict)
+        for finding in findings
+        if finding.key in judged and judged[finding.key].verdict != "real"
+    )
+    lines = (f"  {count:4} {shape} ({verdict})" for (shape, verdict), count in shapes.most_common())
+    print_list("false and debatable findings by shape", lines)
 
 
 def print_list(title: str, lines) -> None:
