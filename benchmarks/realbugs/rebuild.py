@@ -128,25 +128,36 @@ def load_cases(path: Path) -> list[Case]:
 
 def _case(path: Path, index: int, table: dict[str, object]) -> Case:
     name = f"{path}: case {table.get('id', index)}"
-    unknown = set(table) - REQUIRED_KEYS - OPTIONAL_KEYS
-    if unknown:
-        raise BenchmarkError(f"{name}: unknown key {sorted(unknown)[0]}")
-    missing = REQUIRED_KEYS - set(table)
-    if missing:
-        raise BenchmarkError(f"{name}: missing key {sorted(missing)[0]}")
-    lines = table["buggy_lines"]
-    if not isinstance(lines, list) or not lines or not all(isinstance(n, int) for n in lines):
-        raise BenchmarkError(f"{name}: buggy_lines must be a non-empty list of line numbers")
-    texts = {key: value for key, value in table.items() if key != "buggy_lines"}
-    for key, value in texts.items():
+    _check_keys(name, set(table))
+    texts = _texts(name, {key: value for key, value in table.items() if key != "buggy_lines"})
+    return Case(
+        buggy_lines=_line_numbers(name, table["buggy_lines"]),
+        fixed_path=texts.pop("fixed_path", texts["path"]),
+        fixed_function=texts.pop("fixed_function", texts["function"]),
+        **texts,
+    )
+
+
+def _line_numbers(name: str, value: object) -> tuple[int, ...]:
+    if isinstance(value, list) and value and all(isinstance(n, int) for n in value):
+        return tuple(value)
+    raise BenchmarkError(f"{name}: buggy_lines must be a non-empty list of line numbers")
+
+
+def _texts(name: str, table: dict[str, object]) -> dict[str, str]:
+    for key, value in table.items():
         if not isinstance(value, str) or not value.strip():
             raise BenchmarkError(f"{name}: {key} must be a non-empty string")
-    return Case(
-        buggy_lines=tuple(lines),
-        fixed_path=str(texts.pop("fixed_path", texts["path"])),
-        fixed_function=str(texts.pop("fixed_function", texts["function"])),
-        **{key: str(value) for key, value in texts.items()},
-    )
+    return {key: str(value) for key, value in table.items()}
+
+
+def _check_keys(name: str, keys: set[str]) -> None:
+    unknown = keys - REQUIRED_KEYS - OPTIONAL_KEYS
+    if unknown:
+        raise BenchmarkError(f"{name}: unknown key {sorted(unknown)[0]}")
+    missing = REQUIRED_KEYS - keys
+    if missing:
+        raise BenchmarkError(f"{name}: missing key {sorted(missing)[0]}")
 
 
 def mirror_dir(mirrors: Path, repository: str) -> Path:
