@@ -14,7 +14,7 @@ from typing import Any
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
-from gate.complexity.baseline import write_baseline
+from gate.complexity.baseline import is_current, write_baseline
 from gate.complexity.ratchet import plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
@@ -345,7 +345,8 @@ def _baseline_config(args: argparse.Namespace) -> LoadedConfig:
 def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
     loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
-    existing = session.read(check_version=not args.rebaseline)
+    # --rebaseline starts over: the old file is not read, so even a broken one is replaced.
+    existing = None if args.rebaseline else session.read(merge_conflicts=True)
     measured = measure_paths(args.paths, loaded, _run_options(args))
     for finding in measured.unparsed:
         location = finding.location
@@ -353,7 +354,7 @@ def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
             f"{location.path}:{location.line}:{location.column}: {finding.code} "
             f"{finding.message} (its entries are kept as they are)\n"
         )
-    recorded = None if existing is None or args.rebaseline else existing.functions
+    recorded = None if existing is None else existing.functions
     judged = session.judged_paths(measured.measured_paths, args.paths, recorded or {})
     plan = plan_update(
         measured.functions,
@@ -386,7 +387,7 @@ def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
         sys.stdout.write(
             f"not added: {key} = {cc} (new over the threshold; --accept-new adds it)\n"
         )
-    if existing is not None and not plan.changed and not args.rebaseline:
+    if not args.rebaseline and is_current(session.path, plan.functions):
         sys.stdout.write(f"{session.shown}: up to date ({len(plan.functions)} entries)\n")
         return EXIT_CLEAN
     write_baseline(session.path, plan.functions)
