@@ -68,15 +68,7 @@ def parse_baseline(text: str, shown: str) -> Baseline:
         ) from None
     if not isinstance(data, dict):
         raise BaselineError(f"{shown}: the baseline must be a JSON object")
-    try:
-        baseline = Baseline.model_validate(data)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            problems.append(f"{shown}: {key}: {reason}")
-        raise BaselineError("\n".join(problems)) from None
+    baseline = _validated(data, shown)
     if baseline.tool != "gate" or baseline.schema_version != SCHEMA_VERSION:
         raise BaselineError(
             f"{shown}: written by {baseline.tool} with schema {baseline.schema_version}; this "
@@ -86,6 +78,18 @@ def parse_baseline(text: str, shown: str) -> Baseline:
         if "::" not in key or value < 1:
             raise BaselineError(f"{shown}: functions.{key}: expected 'path::Qualname': count >= 1")
     return baseline
+
+
+def _validated(data: dict[str, object], shown: str) -> Baseline:
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+            problems.append(f"{shown}: {key}: {reason}")
+        raise BaselineError("\n".join(problems)) from None
 
 
 def conflict_sides(text: str) -> tuple[str, str] | None:
