@@ -14,7 +14,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import gate
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
+from gate.fsutil import atomic_write
 from gate.model import Finding, Location, Related, Severity
 
 CACHE_DIR = ".gate_cache"
@@ -185,12 +185,7 @@ class ResultCache:
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# created by gate\n*\n", encoding="utf-8")
-            handle, temporary = tempfile.mkstemp(prefix=f".{CACHE_FILE}.", dir=self.directory)
+            data = marshal.dumps({"salt": self.salt, "entries": self.entries})
+            atomic_write(self.path, data, durable=False)  # a lost cache is only slower
         except OSError:
             return
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(marshal.dumps({"salt": self.salt, "entries": self.entries}))
-            os.replace(temporary, self.path)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)

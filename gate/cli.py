@@ -20,7 +20,7 @@ from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
 from gate.diff import DiffError, changed_lines, keep
 from gate.engine import CheckResult, RunOptions, UsageError, measure_paths, run_check
-from gate.fsutil import atomic_write
+from gate.fsutil import atomic_write, remove_stale_temporaries
 from gate.model import Severity
 from gate.progress import progress_bar
 from gate.report import RENDERERS
@@ -345,6 +345,7 @@ def _baseline_config(args: argparse.Namespace) -> LoadedConfig:
 def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
     loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
+    remove_stale_temporaries(session.path)  # a killed update's, even if this one writes nothing
     # --rebaseline starts over: the old file is not read, so even a broken one is replaced.
     existing = None if args.rebaseline else session.read(merge_conflicts=True)
     measured = measure_paths(args.paths, loaded, _run_options(args))

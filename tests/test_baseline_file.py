@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import git, init_repo, write
+from conftest import BUGGY, git, init_repo, write
 from conftest import run_gate as run
 from test_complexity import branches
 
@@ -176,3 +180,75 @@ def test_a_count_that_is_not_an_integer_is_a_broken_baseline(repo: Path, capsys)
     code, _, err = run(capsys, "check")
     assert code == 2
     assert "complexity.json: functions.app/a.py::f: Input should be a valid integer" in err
+
+
+KILLED_UPDATE = """\
+import os, signal, sys
+from gate.cli import main
+
+# die as SIGKILL leaves things: after the temporary file is written, before the rename
+os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(main(["baseline", "update", "--no-cache"]))
+"""
+
+
+def age(path: Path, seconds: float) -> Path:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def dead_pid() -> int:
+    """The process id of a process that has finished."""
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(finished.stdout)
+
+
+def test_a_killed_update_leaves_a_temporary_file_the_next_run_removes(repo: Path, capsys) -> None:
+    before = (repo / BASELINE).read_text()
+    write(repo / "app" / "a.py", branches("f", 4))  # so that the update writes
+    killed = subprocess.run([sys.executable, "-c", KILLED_UPDATE], cwd=repo, check=False)
+    assert killed.returncode == -signal.SIGKILL
+    assert (repo / BASELINE).read_text() == before  # never half-written
+    [leftover] = (repo / "baselines").glob(".complexity.json.*")
+    # named after the writing process, so that a later run can tell it is gone
+    assert re.fullmatch(r"\.complexity\.json\.\d+\.[a-z0-9_]+\.tmp", leftover.name)
+
+    write(repo / "app" / "a.py", branches("f", 5))  # the next update writes nothing ...
+    age(leftover, 30)
+    code, out, _ = run(capsys, "baseline", "update")
+    assert (code, out) == (0, "baselines/complexity.json: up to date (1 entries)\n")
+    assert list((repo / "baselines").glob(".complexity.json.*")) == []  # ... and cleans up
+
+
+def test_only_dead_writers_temporary_files_are_removed(repo: Path, capsys) -> None:
+    baselines = repo / "baselines"
+    dead = dead_pid()
+    kept = [
+        age(write(baselines / f".complexity.json.{os.getpid()}.abc_1234.tmp", "{"), 30),  # alive
+        write(baselines / f".complexity.json.{dead}.young123.tmp", "{"),  # may be another host's
+        age(write(baselines / ".complexity.json.orig", "{"), 7200),  # not gate's
+        age(write(baselines / ".complexity.json.a1b2c3d4", "{"), 60),  # an older gate's, young
+        age(write(baselines / ".other.json.e5f6g7h8", "{"), 7200),  # another target's
+    ]
+    removed = [
+        age(write(baselines / f".complexity.json.{dead}.abc_1234.tmp", "{"), 30),
+        age(write(baselines / ".complexity.json.x9y8z7w6", "{"), 7200),  # an older gate's, old
+    ]
+    assert run(capsys, "baseline", "update")[0] == 0
+    assert [path for path in kept if not path.exists()] == []
+    assert [path for path in removed if path.exists()] == []
+
+
+def test_the_result_cache_cleans_up_after_a_killed_run_too(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "job.py", BUGGY)
+    cache = in_tmp / ".gate_cache"
+    leftover = age(write(cache / f".results-v1.marshal.{dead_pid()}.a.tmp", ""), 30)
+    assert run(capsys, "check")[0] == 1
+    assert not leftover.exists()
+    assert (cache / "results-v1.marshal").is_file()
