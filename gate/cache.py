@@ -14,7 +14,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import astuple
@@ -26,6 +25,7 @@ from gate.analysis.summary import FunctionSummary, ModuleSummary
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
 from gate.filecheck import FileResult
+from gate.fsutil import atomic_write
 from gate.model import (
     ComplexityDetail,
     Detail,
@@ -284,12 +284,7 @@ class ResultCache:
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# created by gate\n*\n", encoding="utf-8")
-            handle, temporary = tempfile.mkstemp(prefix=f".{CACHE_FILE}.", dir=self.directory)
+            data = marshal.dumps({"salt": self.salt, "entries": self.entries})
+            atomic_write(self.path, data, durable=False)  # a lost cache is only slower
         except OSError:
             return
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(marshal.dumps({"salt": self.salt, "entries": self.entries}))
-            os.replace(temporary, self.path)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)
