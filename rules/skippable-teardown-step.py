@@ -220,3 +220,19 @@ class InflectedAndCancelledSteps:
             self.mark_stopped()
             # ok: skippable-teardown-step
             self.is_stopped()
+
+
+class TeardownMethodIsARegion:
+    # An async teardown method (aclose, close, shutdown, stop, cleanup, ...) is teardown as a
+    # whole: a cancel at an earlier await skips the rest.
+    async def cleanup(self):
+        for site in list(self._sites):
+            # ruleid: skippable-teardown-step
+            # ruleid: unguarded-cleanup-await
+            await site.stop()
+        # ruleid: skippable-teardown-step
+        # ruleid: unguarded-cleanup-await
+        await self._server.shutdown()
+        # ruleid: skippable-teardown-step
+        # ruleid: unguarded-cleanup-await
+        await self._release_hooks()

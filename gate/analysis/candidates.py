@@ -47,15 +47,15 @@ def handler_catches_cancellation(handler: ast.ExceptHandler) -> bool:
 
 
 def _has_region_syntax(function: ast.AST) -> bool:
-    """A `finally:` or a cancellation handler in the function's own code (not nested defs)."""
+    """A `finally:`, or an `except` clause of any kind (a cancellation handler is a region; one
+    narrower than cancellation may hold cleanup a cancel bypasses), in the function's own code
+    (not nested defs)."""
     pending = list(child_statements(function))
     while pending:
         node = pending.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        if isinstance(node, ast.Try | _TRY_STAR) and (
-            node.finalbody or any(handler_catches_cancellation(h) for h in node.handlers)
-        ):
+        if isinstance(node, ast.Try | _TRY_STAR) and (node.finalbody or node.handlers):
             return True
         pending.extend(child_statements(node))
     return False
@@ -109,7 +109,10 @@ def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
 def is_candidate(span: FunctionSpan, config: TeardownConfig) -> bool:
     """Can this function hold a teardown region (before following awaited helpers)?"""
     return span.is_async and (
-        span.has_region_syntax or span.name == "__aexit__" or configured(span, config)
+        span.has_region_syntax
+        or span.name == "__aexit__"
+        or configured(span, config)
+        or span.name in config.teardown_methods
     )
 
 

@@ -180,6 +180,9 @@ class CancelHandler:
     text: str
     function_body: cst.CSTNode
     reraised_after: bool = False  # the block around its `try` ends by raising
+    # its `try` awaits a task the function cancelled just before (`t.cancel(); await t`): the
+    # handler is there for the child's cancel, and swallows the caller's only if one lands then
+    awaits_cancelled_task: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,31 @@ class Region:
     # entered only because a cancel already landed: a cancellation handler, or a helper awaited
     # from one (on asyncio, cutting it short needs a second cancel)
     entered_by_cancel: bool = False
+
+
+@dataclass(frozen=True)
+class HandlerStep:
+    """A call in an error handler that cleans up: a step by name, or any call of a handler that
+    cleans up and re-raises."""
+
+    node: cst.CSTNode
+    label: str
+    consequence: Consequence
+
+
+@dataclass(frozen=True)
+class NarrowHandler:
+    """A handler narrower than cancellation (`except Exception`, `except TimeoutError`) after a
+    `try` body that can be interrupted, and what it does. `cleaned_elsewhere`: the function also
+    calls those steps in a `finally:` or a cancellation handler."""
+
+    function: str
+    function_lines: tuple[int, int]
+    handler: cst.CSTNode
+    interrupt: cst.CSTNode
+    interrupt_text: str
+    steps: tuple[HandlerStep, ...]
+    cleaned_elsewhere: bool
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
@@ -243,11 +271,12 @@ class ModuleAnalysis:
     node_snippets: Mapping[int, object]
     in_tests: bool = False
     tiers: Tiers = Tiers()
+    narrow_handlers: tuple[NarrowHandler, ...] = ()
 
-    def severity(self, consequences: Iterable[Consequence], region: Region) -> Severity:
+    def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.
         On asyncio a region entered by a cancel can be cut only by a second cancel: a warning.
         """
-        if region.entered_by_cancel and not self.level_triggered:
+        if region is not None and region.entered_by_cancel and not self.level_triggered:
             return Severity.WARNING
         return self.tiers.of(consequences, self.in_tests)
