@@ -16,7 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.candidates import FunctionSpan, index_functions, is_candidate
+from gate.analysis.candidates import (
+    FunctionSpan,
+    index_functions,
+    is_candidate,
+    registered_callbacks,
+)
 from gate.analysis.summary import (
     Lookup,
     LookupKey,
@@ -132,7 +137,7 @@ def first_stage(
     if b"async" in data or b"shield" in data or not prefilter:
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
-        spans, _ = index_functions(tree)
+        spans, _ = index_functions(tree, registered_callbacks(tree, data))
         result.needs_teardown = any(map(_picker(settings, prefilter), spans))
     return result
 
@@ -178,7 +183,7 @@ def teardown_stage(
     tree = _parse(data, path, findings)
     if tree is None:
         return findings, ()
-    spans, level_triggered = index_functions(tree)
+    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
     candidates = list(filter(_picker(settings, prefilter), spans))
     if not candidates:
         return [], ()

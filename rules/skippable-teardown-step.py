@@ -236,3 +236,20 @@ class TeardownMethodIsARegion:
         # ruleid: skippable-teardown-step
         # ruleid: unguarded-cleanup-await
         await self._release_hooks()
+
+
+class RegisteredCallback:
+    # A function registered to run at teardown is teardown as a whole.
+    async def start(self, stack, app):
+        stack.push_async_callback(self._disconnect)
+        app.on_cleanup.append(self._on_app_cleanup)
+
+    async def _disconnect(self):
+        await self._session.drain()
+        # ruleid: skippable-teardown-step
+        self._proc.kill()
+
+    async def _on_app_cleanup(self):
+        await self._pool.drain()
+        # ruleid: skippable-teardown-step
+        self._pool.release_all()

@@ -23,7 +23,7 @@ from gate.analysis.cancellation import (
     catches_cancellation,
     catches_only_cancellation,
 )
-from gate.analysis.candidates import FunctionSpan, configured, is_candidate
+from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -898,9 +898,9 @@ def whole_body_kind(span: FunctionSpan, config: TeardownConfig) -> RegionKind | 
         return None
     if span.name == "__aexit__":
         return RegionKind.AEXIT
-    if configured(span, config):
+    if configured(span, config) or span.registered:
         return RegionKind.CONFIGURED
-    if span.class_qualname is not None and span.name in config.teardown_methods:
+    if is_teardown_method(span, config):
         return RegionKind.METHOD
     return None
 
