@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from gate.config import ConfigError
 
-CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
+CONFLICT = re.compile(r"^(<{7}|\|{7}|={7}|>{7})( |\r?$)", re.M)
 
 Document = TypeVar("Document", bound=BaseModel)
 
@@ -22,23 +22,49 @@ class BaselineError(ConfigError):
     """A baseline file gate cannot trust; the message names the file and the problem."""
 
 
-def read_text(path: Path, shown: str) -> str | None:
-    """The file's text, None when there is none; raises BaselineError when it cannot be read or
-    holds a merge-conflict marker."""
+def read_raw(path: Path, shown: str) -> str | None:
+    """The file's text, None when there is none; raises BaselineError when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
         raise BaselineError(f"{shown}: cannot read the baseline: {error}") from None
+
+
+def conflict_line(text: str) -> int | None:
+    """The line of the first merge-conflict marker, None when there is none."""
     conflict = CONFLICT.search(text)
-    if conflict:
-        line = text.count("\n", 0, conflict.start()) + 1
-        raise BaselineError(
-            f"{shown}:{line}: merge-conflict marker in the baseline; resolve it, or regenerate "
-            "the file with `gate baseline update`"
-        )
-    return text
+    return None if conflict is None else text.count("\n", 0, conflict.start()) + 1
+
+
+def conflict_sides(text: str) -> tuple[str, str] | None:
+    """The file as each side of a merge wrote it (diff3's base section dropped), or None
+    when the markers do not nest as git writes them."""
+    ours: list[str] = []
+    theirs: list[str] = []
+    section = "both"
+    # (section, marker) -> next section; a marker anywhere else is malformed
+    moves = {
+        ("both", "<"): "ours",
+        ("ours", "|"): "base",
+        ("ours", "="): "theirs",
+        ("base", "="): "theirs",
+        ("theirs", ">"): "both",
+    }
+    for line in text.split("\n"):
+        marker = CONFLICT.match(line)
+        if marker is not None:
+            next_section = moves.get((section, marker.group(1)[0]))
+            if next_section is None:
+                return None
+            section = next_section
+            continue
+        if section in ("both", "ours"):
+            ours.append(line)
+        if section in ("both", "theirs"):
+            theirs.append(line)
+    return ("\n".join(ours), "\n".join(theirs)) if section == "both" else None
 
 
 def parse_document(text: str, shown: str, model: type[Document]) -> Document:
@@ -70,13 +96,6 @@ def check_schema(tool: str, schema: int, expected: int, shown: str) -> None:
         raise BaselineError(
             f"{shown}: written by {tool} with schema {schema}; this gate reads schema {expected}"
         )
-
-
-def read_document(path: Path, shown: str, model: type[Document]) -> Document | None:
-    """The baseline at `path` validated by `model`, None when there is none; raises
-    BaselineError when it is broken."""
-    text = read_text(path, shown)
-    return None if text is None else parse_document(text, shown, model)
 
 
 def relative_to(root: Path, path: Path) -> str:

@@ -24,9 +24,11 @@ from gate import git
 from gate.baseline_file import (
     BaselineError,
     check_schema,
+    conflict_line,
+    conflict_sides,
     judged_paths,
-    read_document,
-    read_text,
+    parse_document,
+    read_raw,
     relative_to,
 )
 from gate.config import LoadedConfig
@@ -188,12 +190,23 @@ class FindingsSession:
         self.path = (self.root / loaded.settings.findings_baseline).resolve()
         self.shown = display_path(self.path)
 
-    def read(self) -> FindingsBaseline | None:
-        """The baseline, None when there is none; raises BaselineError when it is broken."""
-        baseline = read_document(self.path, self.shown, FindingsBaseline)
-        if baseline is not None:
-            check_schema(baseline.tool, baseline.schema_version, SCHEMA_VERSION, self.shown)
-        return baseline
+    def read(self, merge_conflicts: bool = False) -> FindingsBaseline | None:
+        """The baseline, None when there is none; raises BaselineError when it is broken.
+
+        A file with merge-conflict markers is an error, unless `merge_conflicts`: then both
+        sides are read and their entries kept."""
+        text = read_raw(self.path, self.shown)
+        if text is None:
+            return None
+        line = conflict_line(text)
+        if line is None:
+            return _parse(text, self.shown)
+        if not merge_conflicts:
+            raise BaselineError(
+                f"{self.shown}:{line}: merge-conflict marker in the baseline; resolve it, or run "
+                "`gate baseline update`, which keeps the entries of both sides"
+            )
+        return _merged(text, self.shown, line)
 
     def write(self, baseline: FindingsBaseline) -> None:
         atomic_write(self.path, render(baseline))
@@ -201,7 +214,7 @@ class FindingsSession:
     @functools.cached_property
     def entry_lines(self) -> dict[Entry, int]:
         """The line of each entry in the file, for pointing at stale ones."""
-        text = read_text(self.path, self.shown) or ""
+        text = read_raw(self.path, self.shown) or ""
         lines = {}
         for number, line in enumerate(text.splitlines(), start=1):
             row = line.strip().rstrip(",")
@@ -227,6 +240,40 @@ class FindingsSession:
         self, checked: Iterable[str], arguments: Sequence[Path], entries: Iterable[Entry]
     ) -> set[str]:
         return judged_paths(self.root, checked, arguments, (entry.path for entry in entries))
+
+
+def _parse(text: str, shown: str) -> FindingsBaseline:
+    baseline = parse_document(text, shown, FindingsBaseline)
+    check_schema(baseline.tool, baseline.schema_version, SCHEMA_VERSION, shown)
+    return baseline
+
+
+def _merged(text: str, shown: str, line: int) -> FindingsBaseline:
+    """Both sides of a conflicted findings baseline: every entry of either side. The ruff
+    version is kept only when both sides agree (the next update records the current one)."""
+    sides = conflict_sides(text)
+    if sides is None:
+        raise BaselineError(
+            f"{shown}:{line}: merge-conflict markers that do not nest as git writes them; "
+            "resolve the conflict by hand"
+        )
+    parsed = []
+    for name, side in zip(("our", "their"), sides, strict=True):
+        try:
+            parsed.append(_parse(side, f"{shown} ({name} side of the conflict)"))
+        except BaselineError as error:
+            raise BaselineError(
+                f"{error}\n{shown}:{line}: cannot merge the conflict; resolve it by hand"
+            ) from None
+    ours, theirs = parsed
+    same = ours.ruff_version == theirs.ruff_version
+    return ours.model_copy(
+        update={
+            "findings": tuple(dict.fromkeys(ours.findings + theirs.findings)),
+            "ruff_findings": tuple(dict.fromkeys(ours.ruff_findings + theirs.ruff_findings)),
+            "ruff_version": ours.ruff_version if same else None,
+        }
+    )
 
 
 def follow_renames(entries: Iterable[Entry], renamed: dict[str, str]) -> list[Entry]:
@@ -324,7 +371,12 @@ def plan_findings_update(
     `accept_new` (or when there is no baseline yet); `rebaseline` starts the judged files over.
     Only files under `arguments` that gate could parse are judged. Raises BaselineError when
     the file is broken or a new ruff version no longer matches its ruff entries."""
-    existing = session.read()
+    try:
+        existing = session.read(merge_conflicts=True)
+    except BaselineError:
+        if not rebaseline:
+            raise
+        existing = None  # starting over replaces even a broken file
     first = existing is None
     recorded = existing or FindingsBaseline()
     entries = [*recorded.findings, *recorded.ruff_findings]
@@ -342,5 +394,5 @@ def plan_findings_update(
         ruff_version=ruff_version or recorded.ruff_version,
     )
     text = render(baseline)
-    unchanged = not first and read_text(session.path, session.shown) == text
+    unchanged = not first and read_raw(session.path, session.shown) == text
     return FindingsUpdate(session, baseline, (gate, ruff), sorted(renamed.items()), text, unchanged)

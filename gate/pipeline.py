@@ -80,7 +80,7 @@ def _file_stage(
     for source, result in zip(
         files, file_results(files, loaded.root, loaded.settings, options, teardown), strict=True
     ):
-        stage.findings.extend(result.findings)
+        stage.findings.extend(result.all_findings)
         stage.noqa[source.relative] = result.noqa
         if result.functions is None:
             stage.unparsed.extend(result.findings)

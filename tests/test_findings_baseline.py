@@ -270,7 +270,7 @@ def test_a_baselined_finding_stays_baselined_under_diff(legacy: Path, capsys) ->
         (lambda text: text[:30], "baselines/findings.json:3: the baseline is not valid JSON"),
         (
             lambda text: text.replace('  "findings": [', '<<<<<<< HEAD\n  "findings": ['),
-            "baselines/findings.json:2: merge-conflict marker in the baseline",
+            "baselines/findings.json:2: merge-conflict marker",
         ),
         (
             lambda text: text.replace('"function"', '"funktion"', 1),
@@ -317,3 +317,32 @@ def test_a_ruff_version_that_words_findings_differently_is_detected(legacy: Path
     code, out, _ = run(capsys, "baseline", "update", "--rebaseline")
     assert code == 0, out
     assert json.loads(path.read_text()) == json.loads(text)
+
+
+def test_update_keeps_the_entries_of_both_sides_of_a_conflict(legacy: Path, capsys) -> None:
+    write(legacy / "app" / "b.py", BUGGY)
+    run(capsys, "baseline", "update")
+    path = baseline_file(legacy)
+    both = path.read_text(encoding="utf-8")
+    lines = both.splitlines(keepends=True)
+    a_line = next(line for line in lines if '"app/b.py"' in line and "GATE100" in line)
+    b_line = next(line for line in lines if '"app/legacy.py"' in line and "GATE100" in line)
+    conflicted = "".join(line for line in lines if line not in (a_line, b_line))
+    start = conflicted.index('  "findings": [\n') + len('  "findings": [\n')
+    conflicted = (
+        conflicted[:start]
+        + "<<<<<<< HEAD\n"
+        + a_line.rstrip(",\n")
+        + "\n"
+        + "=======\n"
+        + b_line.rstrip(",\n")
+        + "\n"
+        + ">>>>>>> other\n"
+        + conflicted[start:]
+    )
+    path.write_text(conflicted, encoding="utf-8")
+    code, _, err = run(capsys, "check")
+    assert code == 2 and "baselines/findings.json:3: merge-conflict marker in the baseline" in err
+    code, out, _ = run(capsys, "baseline", "update")
+    assert code == 0, out
+    assert path.read_text(encoding="utf-8") == both

@@ -144,6 +144,10 @@ class InterruptPoint:
     # anyio's `aclose_forcefully`, a delegated `__aexit__` (the wrapped manager owns its shield)
     by_contract: bool = False
     in_thread: bool = False  # handed to a thread, which finishes even when the await is cancelled
+    # what the project's summary of the awaited function says: its own steps survive an
+    # interrupt inside it; it holds the interrupt and returns normally
+    callee_cut_safe: bool = False
+    callee_holds: bool = False
     guarded: bool = False
     shielded: bool = False
 
@@ -178,6 +182,9 @@ class CancelHandler:
     text: str
     function_body: cst.CSTNode
     reraised_after: bool = False  # the block around its `try` ends by raising
+    # its `try` awaits a task the function cancelled just before (`t.cancel(); await t`): the
+    # handler is there for the child's cancel, and swallows the caller's only if one lands then
+    awaits_cancelled_task: bool = False
 
 
 @dataclass(frozen=True)
@@ -191,6 +198,10 @@ class Region:
     points: tuple[InterruptPoint, ...]
     steps: tuple[CriticalStep, ...]
     cancel_handlers: tuple[CancelHandler, ...]
+    # entered only because a cancel already landed: a cancellation handler, or a helper awaited
+    # from one (on asyncio, cutting it short needs a second cancel)
+    entered_by_cancel: bool = False
+
     # The code the region spans, its header included: the `finally:` block, the handler, or the
     # whole function for a region that is a function's body.
     extent: cst.CSTNode | None = None
@@ -210,6 +221,31 @@ class Region:
         callers = (locate(node) for node in self.awaited_from)
         linked = self.helper_lines + tuple((at.line, at.end_line or at.line) for at in callers)
         return TeardownDetail(interrupts, lines, linked)
+
+
+@dataclass(frozen=True)
+class HandlerStep:
+    """A call in an error handler that cleans up: a step by name, or any call of a handler that
+    cleans up and re-raises."""
+
+    node: cst.CSTNode
+    label: str
+    consequence: Consequence
+
+
+@dataclass(frozen=True)
+class NarrowHandler:
+    """A handler narrower than cancellation (`except Exception`, `except TimeoutError`) after a
+    `try` body that can be interrupted, and what it does. `cleaned_elsewhere`: the function also
+    calls those steps in a `finally:` or a cancellation handler."""
+
+    function: str
+    function_lines: tuple[int, int]
+    handler: cst.CSTNode
+    interrupt: cst.CSTNode
+    interrupt_text: str
+    steps: tuple[HandlerStep, ...]
+    cleaned_elsewhere: bool
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
@@ -257,6 +293,12 @@ class ModuleAnalysis:
     node_snippets: Mapping[int, object]
     in_tests: bool = False
     tiers: Tiers = Tiers()
+    narrow_handlers: tuple[NarrowHandler, ...] = ()
 
-    def severity(self, consequences: Iterable[Consequence]) -> Severity:
+    def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
+        """The tier of a finding in `region` that puts steps with these consequences at stake.
+        On asyncio a region entered by a cancel can be cut only by a second cancel: a warning.
+        """
+        if region is not None and region.entered_by_cancel and not self.level_triggered:
+            return Severity.WARNING
         return self.tiers.of(consequences, self.in_tests)

@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gate.analysis.candidates import FunctionSpan
 from gate.analysis.facts import ModuleAnalysis
-from gate.analysis.walker import AnalysisError, Snippet, analyse_functions
+from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functions
 from gate.checks import analysis_skipped, rules_of
 from gate.config import GateConfig
 from gate.discovery import matches
@@ -26,13 +26,14 @@ def teardown_findings(
     level_triggered: bool,
     candidates: list[FunctionSpan],
     settings: GateConfig,
+    project: Project | None = None,
 ) -> list[Finding]:
     """The teardown findings of the candidate functions (and the helpers they await)."""
     lines = source_lines(text)
     in_tests = matches(path, settings.teardown.test_paths)
     try:
         analysis = analyse_functions(
-            lines, spans, level_triggered, settings.teardown, candidates, in_tests
+            lines, spans, level_triggered, settings.teardown, candidates, in_tests, project
         )
     except (AnalysisError, RecursionError) as error:
         line = getattr(error, "line", 1)

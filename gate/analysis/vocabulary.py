@@ -17,6 +17,16 @@ from gate.config import TeardownConfig
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
+# Tokens that act only when they lead the name: `task.cancel()`, `cancel_all()`, but not
+# `after_cancel()` or `clear_cancel_requested()`.
+LEADING_ONLY = frozenset({"cancel"})
+
+# Words of steps that keep data (rather than release something): in an error handler they
+# report the error, which is not the cleanup a cancel should also run.
+DATA_WORDS = frozenset(
+    {"write", "save", "persist", "flush", "dump", "commit", "upload", "record", "finalize"}
+)
+
 # First words of names that ask about a state or wait for it rather than change it.
 QUESTION_WORDS = frozenset({"is", "has", "was", "should", "can", "get", "check", "wait", "needs"})
 
@@ -55,6 +65,38 @@ def only_waits(dotted: str | None) -> bool:
         return False
     words = name_words(dotted.rsplit(".", 1)[-1])
     return bool(words) and words[0] in WAIT_WORDS
+
+
+# Words naming in-process objects the garbage collector closes anyway: closing or cleaning them
+# up is best effort (`cleanup_s3_sessions()`, `self._client.close()`).
+IN_PROCESS_WORDS = frozenset(
+    {
+        "session",
+        "sessions",
+        "client",
+        "clients",
+        "socket",
+        "sockets",
+        "stream",
+        "streams",
+        "file",
+        "files",
+        "writer",
+        "reader",
+        "transport",
+        "response",
+        "http",
+    }
+)
+
+# Tokens that only close or clean up: best effort when what they act on lives in the process.
+CLOSING_WORDS = frozenset({"close", "aclose", "cleanup", "clean", "shutdown", "disconnect"})
+
+
+def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
+    """A closing step (`cleanup`, `shutdown`, ...) of something that lives in the process."""
+    closing = any(word in inflections(w) for word in matched for w in CLOSING_WORDS)
+    return closing and bool(around & IN_PROCESS_WORDS)
 
 
 def name_words(name: str) -> tuple[str, ...]:
@@ -103,17 +145,27 @@ class Vocabulary:
             size = len(head) + 1
             for i in range(len(words) - size + 1):
                 if words[i : i + size - 1] == head and words[i + size - 1] in last:
+                    if i > 0 and words[i] in LEADING_ONLY:
+                        continue
                     return words[i : i + size]
         return None
+
+    def releases(self, name: str) -> bool:
+        """Is `name` a step that gives something back (close, kill, release, discard, remove),
+        rather than one that keeps data?"""
+        matched = self.matched(name)
+        return matched is not None and not any(
+            word in inflections(data) for word in matched for data in DATA_WORDS
+        )
 
     def consequence(self, name: str, receiver: str | None) -> Consequence | None:
         """What skipping a call of `receiver.name(...)` costs, or None when it is no step."""
         matched = self.matched(name)
         if matched is None:
             return None
-        if not any(word in self.best_effort for word in matched):
+        around = set(name_words(name)) | set(name_words((receiver or "").replace(".", "_")))
+        if around & EXTERNAL_WORDS:
             return Consequence.LOSES_WORK
-        outside = receiver is not None and any(
-            word in EXTERNAL_WORDS for word in name_words(receiver.replace(".", "_"))
-        )
-        return Consequence.LOSES_WORK if outside else Consequence.BEST_EFFORT
+        if any(word in self.best_effort for word in matched) or _closes_in_process(matched, around):
+            return Consequence.BEST_EFFORT
+        return Consequence.LOSES_WORK

@@ -12,13 +12,18 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import libcst as cst
 
-from gate.analysis.cancellation import catches_cancellation
-from gate.analysis.candidates import FunctionSpan, configured, is_candidate
+from gate.analysis.cancellation import (
+    SHIELD_SCOPES,
+    catches_cancellation,
+    catches_only_cancellation,
+)
+from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -29,16 +34,27 @@ from gate.analysis.facts import (
     EnclosureKind,
     InterruptPoint,
     ModuleAnalysis,
+    NarrowHandler,
     Region,
     RegionKind,
     Tiers,
     precedes,
 )
+from gate.analysis.summary import FunctionSummary
 from gate.analysis.vocabulary import Vocabulary
 from gate.config import TeardownConfig
 from gate.model import Severity
 
-SHIELD_SCOPES = frozenset({"CancelScope", "move_on_after", "move_on_at", "fail_after", "fail_at"})
+
+class Project(Protocol):
+    """What the rest of the project says about names a function uses (ProjectView)."""
+
+    def callee(self, caller: str, owner: str, call: str) -> FunctionSummary | None:
+        """The summary of the function an awaited call runs, None when the project lacks it."""
+
+    def shields(self, caller: str, owner: str, name: str) -> bool:
+        """Does a `with name(...)` open a shielded scope (a project context manager)?"""
+
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
@@ -253,8 +269,22 @@ def blocks(statement: cst.CSTNode) -> Blocks:
 # The region walker
 
 
+Callee = Callable[[str], FunctionSummary | None]
+
+
+def _no_callee(call: str) -> FunctionSummary | None:
+    return None
+
+
+def _no_shield(name: str) -> bool:
+    return False
+
+
 class _RegionWalker:
-    """Walks one region in execution order, collecting its interrupt points and steps."""
+    """Walks one region in execution order, collecting its interrupt points and steps.
+
+    `callee` looks up the project's summary of an awaited call's function (None when the project
+    does not define it)."""
 
     def __init__(
         self,
@@ -262,11 +292,15 @@ class _RegionWalker:
         config: TeardownConfig,
         function_body: cst.CSTNode,
         vocabulary: Vocabulary,
+        callee: Callee = _no_callee,
+        shields: Callable[[str], bool] = _no_shield,
     ) -> None:
         self.module = module
         self.config = config
         self.function_body = function_body
         self.vocabulary = vocabulary
+        self.callee = callee
+        self.shields = shields
         self.order = 0
         self.branches: list[Branch] = []
         self.loops: list[int] = []
@@ -408,24 +442,38 @@ class _RegionWalker:
     def add_points_from(
         self, awaits: list[cst.Await], statement: cst.CSTNode
     ) -> list[InterruptPoint]:
-        points = []
-        for node in awaits:
-            enclosures = list(self.enclosures)
-            inner = node.expression
-            call = inner if isinstance(inner, cst.Call) else None
-            if call is not None and self.is_shield_helper(call):
-                enclosures.append(Enclosure(EnclosureKind.SHIELD, call))
-            points.append(
-                self.new_point(
-                    node,
-                    statement,
-                    enclosures,
-                    awaited_call=dotted_name(call.func) if call is not None else None,
-                    by_contract=call is not None and _by_contract(call),
-                    in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
-                )
-            )
-        return points
+        points = [self.point_for(node, statement) for node in awaits]
+        return [point for point in points if point is not None]
+
+    def enclosures_of(
+        self, node: cst.Await, call: cst.Call | None, callee: FunctionSummary
+    ) -> list[Enclosure]:
+        """What encloses an await: the walker's enclosures, and a shield when the awaited call
+        is a configured shield helper or a function whose body is shielded."""
+        if call is not None and self.is_shield_helper(call):
+            return [*self.enclosures, Enclosure(EnclosureKind.SHIELD, call)]
+        if callee.shielded:
+            return [*self.enclosures, Enclosure(EnclosureKind.SHIELD, node)]
+        return list(self.enclosures)
+
+    def point_for(self, node: cst.Await, statement: cst.CSTNode) -> InterruptPoint | None:
+        """The interrupt point of one await, None when awaiting it cannot suspend."""
+        call = node.expression if isinstance(node.expression, cst.Call) else None
+        awaited = dotted_name(call.func) if call is not None else None
+        summary = self.callee(awaited) if awaited else None
+        if summary is not None and not summary.suspends:
+            return None  # awaiting a coroutine that never suspends cannot be interrupted
+        known = summary or FunctionSummary(True, False, False, False)
+        return self.new_point(
+            node,
+            statement,
+            self.enclosures_of(node, call, known),
+            awaited_call=awaited,
+            by_contract=call is not None and _by_contract(call),
+            in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
+            callee_cut_safe=known.cut_safe,
+            callee_holds=known.holds,
+        )
 
     def new_point(
         self,
@@ -435,6 +483,8 @@ class _RegionWalker:
         awaited_call: str | None = None,
         by_contract: bool = False,
         in_thread: bool = False,
+        callee_cut_safe: bool = False,
+        callee_holds: bool = False,
     ) -> InterruptPoint:
         point = InterruptPoint(
             node=node,
@@ -447,6 +497,8 @@ class _RegionWalker:
             awaited_call=awaited_call,
             by_contract=by_contract,
             in_thread=in_thread,
+            callee_cut_safe=callee_cut_safe,
+            callee_holds=callee_holds,
         )
         self.points.append(point)
         return point
@@ -465,7 +517,8 @@ class _RegionWalker:
             self.walk_suite(statement.orelse.body)
 
     def with_enclosure(self, statement: cst.With, call: cst.Call) -> Enclosure | None:
-        if _is_shield_scope(call) or self.is_shield_helper(call):
+        name = dotted_name(call.func)
+        if _is_shield_scope(call) or self.is_shield_helper(call) or (name and self.shields(name)):
             return Enclosure(EnclosureKind.SHIELD, statement)
         if final_name(call.func) == "suppress":
             catches = catches_cancellation(
@@ -492,6 +545,23 @@ class _RegionWalker:
         self.walk_suite(statement.body)
         if added:
             del self.enclosures[-added:]
+
+    def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar) -> bool:
+        """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
+        from libcst import matchers
+
+        awaited = {dotted_name(node.expression) for node in collect(statement.body).awaits}
+        awaited.discard(None)
+        if not awaited:
+            return False
+        cancelled = {
+            dotted_name(call.func.value)  # type: ignore[attr-defined]
+            for call in matchers.findall(
+                self.function_body,
+                matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel"))),
+            )
+        }
+        return bool(awaited & cancelled)
 
     def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
         enclosures = []
@@ -528,7 +598,13 @@ class _RegionWalker:
                 if index == cancel_handler_index(statement):
                     reraised = any(self.raise_after)
                     self.cancel_handlers.append(
-                        CancelHandler(block, self.code(block), self.function_body, reraised)
+                        CancelHandler(
+                            block,
+                            self.code(block),
+                            self.function_body,
+                            reraised,
+                            self.awaits_cancelled_task(statement),
+                        )
                     )
                 self.walk_suite(block.body)
             elif arm is Arm.FINALLY:
@@ -541,7 +617,12 @@ class _RegionWalker:
 
     # -- the frozen result
     def region(
-        self, kind: RegionKind, function: str, origin: str, function_lines: tuple[int, int]
+        self,
+        kind: RegionKind,
+        function: str,
+        origin: str,
+        function_lines: tuple[int, int],
+        entered_by_cancel: bool = False,
     ) -> Region:
         """The region's facts, each interrupt point marked guarded/shielded."""
         resolved = {id(point): self._resolve(point) for point in self.points}
@@ -557,6 +638,7 @@ class _RegionWalker:
             points=tuple(resolved[id(point)] for point in self.points),
             steps=steps,
             cancel_handlers=tuple(self.cancel_handlers),
+            entered_by_cancel=entered_by_cancel,
         )
 
     def _resolve(self, point: InterruptPoint) -> InterruptPoint:
@@ -564,7 +646,7 @@ class _RegionWalker:
         catches cancellation and does not re-raise encloses it, when a suppress of cancellation
         does, or when a `finally:` around it carries every step that follows it."""
         shielded = any(e.kind is EnclosureKind.SHIELD for e in point.enclosures)
-        guarded = shielded or any(e.holds for e in point.enclosures)
+        guarded = shielded or point.callee_holds or any(e.holds for e in point.enclosures)
         guarded = guarded or self._carried_by_finally(point)
         return dataclasses.replace(point, guarded=guarded, shielded=shielded)
 
@@ -638,9 +720,9 @@ def parse_function(lines: Sequence[str], span: FunctionSpan) -> Snippet:
     return Snippet(module, function, offset)
 
 
-# A region's kind, its body, and the code it spans with its header (the `finally:` block, the
-# handler).
-FoundRegion = tuple[RegionKind, cst.BaseSuite, cst.CSTNode]
+# kind, body, entered only by a cancel, and the code the region spans with its header (the
+# `finally:` block, the handler)
+FoundRegion = tuple[RegionKind, cst.BaseSuite, bool, cst.CSTNode]
 
 
 def find_regions(body: cst.BaseSuite) -> Iterator[FoundRegion]:
@@ -656,10 +738,11 @@ def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
     for arm, index, block in blocks(statement):
         if arm is Arm.FINALLY:
             assert isinstance(statement, cst.Try | cst.TryStar) and statement.finalbody
-            yield RegionKind.FINALLY, block, statement.finalbody  # type: ignore[misc]
+            yield RegionKind.FINALLY, block, False, statement.finalbody  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             if index == cancel_handler_index(statement):  # type: ignore[arg-type]
-                yield RegionKind.CANCEL_HANDLER, block.body, block
+                only = catches_only_cancellation(_final_names(block.type))
+                yield RegionKind.CANCEL_HANDLER, block.body, only, block
             else:
                 yield from find_regions(block.body)
         elif isinstance(block, cst.If):
@@ -676,12 +759,15 @@ class _Analyser:
         lines: Sequence[str],
         spans: list[FunctionSpan],
         config: TeardownConfig,
+        project: Project | None = None,
     ) -> None:
         self.lines = lines
         self.config = config
+        self.project = project
         self.vocabulary = Vocabulary.of(config)
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
+        self.narrow_handlers: list[NarrowHandler] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
         self.links = _Links()
@@ -696,23 +782,33 @@ class _Analyser:
         span: FunctionSpan,
         kind: RegionKind,
         body: cst.BaseSuite,
-        extent: cst.CSTNode,
         origin: str = "",
+        by_cancel: bool = False,
+        extent: cst.CSTNode | None = None,
     ) -> Region:
         snippet = self.snippet_of(span)
         walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.vocabulary)
+        if self.project is not None:
+            project, owner = self.project, span.class_qualname or ""
+            walker.callee = lambda call: project.callee(span.qualname, owner, call)
+            walker.shields = lambda name: project.shields(span.qualname, owner, name)
         walker.walk_suite(body)
-        region = walker.region(kind, span.qualname, origin, (span.first_line, span.last_line))
-        region = dataclasses.replace(region, extent=extent)
+        lines = (span.first_line, span.last_line)
+        region = walker.region(kind, span.qualname, origin, lines, by_cancel)
+        region = dataclasses.replace(region, extent=extent or snippet.function)
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))
-        nodes: list[object] = [extent, *(handler.node for handler in region.cancel_handlers)]
+        self._register(region, snippet)
+        return region
+
+    def _register(self, region: Region, snippet: Snippet) -> None:
+        """Remember the snippet of every node a finding can point at, for `locate`."""
+        nodes: list[object] = [region.extent, *(h.node for h in region.cancel_handlers)]
         nodes += [step.statement for step in region.steps]
         for point in region.points:
             nodes.append(point.node)
             nodes += [n for e in point.enclosures for n in (e.node, e.report_node) if n]
         self.node_snippets.update((id(node), snippet) for node in nodes)
-        return region
 
     def _awaited_helpers(
         self, region: Region, span: FunctionSpan
@@ -727,27 +823,58 @@ class _Analyser:
 
     def regions_of(self, span: FunctionSpan) -> list[Region]:
         function = self.snippet_of(span).function
-        if span.name == "__aexit__" or configured(span, self.config):
-            kind = RegionKind.AEXIT if span.name == "__aexit__" else RegionKind.CONFIGURED
-            return [self.analyse(span, kind, function.body, function)]
+        from gate.analysis.handlers import narrow_handlers
+
+        self.narrow_handlers += narrow_handlers(self, span)
+        kind = whole_body_kind(span, self.config)
+        if kind is not None:
+            return [self.analyse(span, kind, function.body)]
         return [
-            self.analyse(span, kind, body, extent)
-            for kind, body, extent in find_regions(function.body)
+            self.analyse(span, kind, body, by_cancel=only, extent=extent)
+            for kind, body, only, extent in find_regions(function.body)
         ]
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
-        """Awaited helpers called from a region are teardown too: their bodies are regions."""
+        """Awaited helpers called from a region are teardown too: their bodies are regions. A
+        helper is entered only by a cancel when every region awaiting it is."""
+        callers: dict[str, list[Region]] = {}
         while pending:
             caller, region = pending.pop(0)
             for point in region.points:
                 helper = _resolve_helper(point.awaited_call, caller, self.by_qualname)
-                if helper is None or helper.qualname in seen or not helper.is_async:
+                if helper is None or not helper.is_async:
+                    continue
+                callers.setdefault(helper.qualname, []).append(region)
+                if helper.qualname in seen:
                     continue
                 seen.add(helper.qualname)
                 origin = f"awaited from a teardown region in {caller.qualname}"
-                function = self.snippet_of(helper).function
-                region = self.analyse(helper, RegionKind.HELPER, function.body, function, origin)
-                pending.append((helper, region))
+                body = self.snippet_of(helper).function.body
+                pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
+        self._mark_entered_by_cancel(callers)
+
+    def _mark_entered_by_cancel(self, callers: dict[str, list[Region]]) -> None:
+        decided: dict[int, bool] = {}
+
+        def entered(region: Region, visiting: frozenset[int]) -> bool:
+            if region.kind is not RegionKind.HELPER:
+                return region.entered_by_cancel
+            if id(region) in decided:
+                return decided[id(region)]
+            if id(region) in visiting:
+                return False
+            inner = visiting | {id(region)}
+            # a recursive call adds nothing: the helper is entered as its first caller enters it
+            awaiting = [r for r in callers.get(region.function, []) if id(r) not in inner]
+            decided[id(region)] = bool(awaiting) and all(entered(r, inner) for r in awaiting)
+            return decided[id(region)]
+
+        self.regions = [
+            dataclasses.replace(region, entered_by_cancel=entered(region, frozenset()))
+            if region.kind is RegionKind.HELPER
+            else region
+            for region in self.regions
+        ]
 
 
 def analyse_functions(
@@ -757,26 +884,38 @@ def analyse_functions(
     config: TeardownConfig,
     candidates: list[FunctionSpan] | None = None,
     in_tests: bool = False,
+    project: Project | None = None,
 ) -> ModuleAnalysis:
     """Analyse the teardown regions of the candidate functions, and of the awaited helpers
     their regions call; each function is parsed by libcst on its own.
 
-    `candidates` defaults to the spans `is_candidate` picks. Raises AnalysisError when libcst
+    `candidates` defaults to the spans `is_candidate` picks; `project` answers what other
+    functions and classes of the project do (awaited callees, shield managers). Raises
+    AnalysisError when libcst
     rejects a function Python accepts, and RecursionError on pathologically deep code.
     """
-    analyser = _Analyser(lines, spans, config)
+    analyser = _Analyser(lines, spans, config, project)
     if candidates is None:
         candidates = [span for span in spans if is_candidate(span, config)]
     pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
     # A function whose whole body was a region needs no second look as a helper; one with only
     # a finally block still does, since an awaiting caller can be interrupted anywhere in it.
-    whole = {
-        span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
-    }
+    whole = {span.qualname for span in candidates if whole_body_kind(span, config) is not None}
     analyser.follow_helpers(pending, whole)
     tiers = Tiers(Severity(config.best_effort_severity), Severity(config.test_severity))
-    regions = tuple(analyser.links.linked(region) for region in analyser.regions)
-    return ModuleAnalysis(regions, level_triggered, analyser.node_snippets, in_tests, tiers)
+    return ModuleAnalysis(
+        tuple(analyser.links.linked(region) for region in analyser.regions),
+        level_triggered,
+        analyser.node_snippets,
+        in_tests,
+        tiers,
+        tuple(analyser.narrow_handlers),
+    )
+
+
+def _key(region: Region) -> int:
+    """A region's identity that survives `dataclasses.replace`: the code it spans."""
+    return id(region.extent)
 
 
 class _Links:
@@ -784,28 +923,28 @@ class _Links:
     helpers it reaches and every helper region the awaits that reach it."""
 
     def __init__(self) -> None:
-        self.span_of: dict[int, FunctionSpan] = {}  # id(region) -> its function
-        self.calls: dict[int, list[tuple[cst.CSTNode, FunctionSpan]]] = {}  # id(region) -> ...
+        self.span_of: dict[int, FunctionSpan] = {}  # _key(region) -> its function
+        self.calls: dict[int, list[tuple[cst.CSTNode, FunctionSpan]]] = {}  # _key(region) -> ...
         self.by_function: dict[int, list[Region]] = {}  # `def` line -> the function's regions
 
     def add(
         self, region: Region, span: FunctionSpan, calls: list[tuple[cst.CSTNode, FunctionSpan]]
     ) -> None:
-        self.span_of[id(region)] = span
-        self.calls[id(region)] = calls
+        self.span_of[_key(region)] = span
+        self.calls[_key(region)] = calls
         self.by_function.setdefault(span.first_line, []).append(region)
 
     def _helpers(self, region: Region) -> list[FunctionSpan]:
         """The helpers the region awaits, directly or through each other, in the order met."""
         found: dict[int, FunctionSpan] = {}
-        pending = [helper for _, helper in self.calls[id(region)]]
+        pending = [helper for _, helper in self.calls[_key(region)]]
         while pending:
             helper = pending.pop(0)
             if helper.first_line in found:
                 continue
             found[helper.first_line] = helper
             for inner in self.by_function.get(helper.first_line, []):
-                pending += [called for _, called in self.calls[id(inner)]]
+                pending += [called for _, called in self.calls[_key(inner)]]
         return list(found.values())
 
     def _callers(self, span: FunctionSpan, seen: set[int]) -> list[cst.CSTNode]:
@@ -814,12 +953,12 @@ class _Links:
         found = []
         for regions in self.by_function.values():
             for region in regions:
-                calls = self.calls[id(region)]
+                calls = self.calls[_key(region)]
                 nodes = [node for node, helper in calls if helper.first_line == span.first_line]
                 if not nodes:
                     continue
                 found += nodes
-                caller = self.span_of[id(region)]
+                caller = self.span_of[_key(region)]
                 if region.kind is RegionKind.HELPER and caller.first_line not in seen:
                     found += self._callers(caller, seen)
         return found
@@ -830,8 +969,22 @@ class _Links:
         )
         callers: tuple[cst.CSTNode, ...] = ()
         if region.kind is RegionKind.HELPER:
-            callers = tuple(self._callers(self.span_of[id(region)], set()))
+            callers = tuple(self._callers(self.span_of[_key(region)], set()))
         return dataclasses.replace(region, helper_lines=helpers, awaited_from=callers)
+
+
+def whole_body_kind(span: FunctionSpan, config: TeardownConfig) -> RegionKind | None:
+    """The kind of region a function's whole body is: an `__aexit__`, a configured teardown
+    function, an async teardown method (`aclose`, `close`, `shutdown`, ...); None otherwise."""
+    if not span.is_async:
+        return None
+    if span.name == "__aexit__":
+        return RegionKind.AEXIT
+    if configured(span, config) or span.registered:
+        return RegionKind.CONFIGURED
+    if is_teardown_method(span, config):
+        return RegionKind.METHOD
+    return None
 
 
 def _resolve_helper(

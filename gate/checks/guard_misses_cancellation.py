@@ -115,7 +115,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=region.teardown_detail((where,), locate),
-                    severity=analysis.severity(step.consequence for step in skipped),
+                    severity=analysis.severity((step.consequence for step in skipped), region),
                 )
 
 

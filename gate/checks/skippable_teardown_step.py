@@ -97,7 +97,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 f"{region.function}\x1f{step.text}",
                 related=tuple(Related(where, "interrupt point") for where in interrupts),
                 detail=region.teardown_detail(interrupts, locate),
-                severity=analysis.severity([step.consequence]),
+                severity=analysis.severity([step.consequence], region),
             )
 
 

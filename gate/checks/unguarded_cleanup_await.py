@@ -7,9 +7,9 @@ cancel scope, no `try`/`finally` that carries the remaining steps, no configured
 
 ## Why is this bad?
 An interrupt that lands inside the step cuts it short: the cleanup stops halfway and the
-cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does not help: the outer
-await still raises at once, the inner work is left orphaned, and `asyncio.run` cancels it anyway
-when it shuts down.
+cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does not fully help:
+the outer await still raises at once and the inner work runs on orphaned, until `asyncio.run`
+cancels it when it shuts down; since the work usually completes, that case is a warning.
 
 Exempt, because the work finishes even when the await is cancelled: work handed to a thread
 (`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
@@ -47,6 +47,8 @@ async def run(sandbox):
             raise interrupt
 ```
 
+Under trio and anyio the same await is reported once, as unshielded-teardown-await.
+
 ## Known problems
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
@@ -73,7 +75,7 @@ def cut_points(step: CriticalStep) -> list[InterruptPoint]:
     return [
         point
         for point in step.points
-        if not (point.guarded or point.by_contract or point.in_thread)
+        if not (point.guarded or point.by_contract or point.in_thread or point.callee_cut_safe)
     ]
 
 
@@ -93,7 +95,8 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
             bare = cut_points(step)
-            if not bare:
+            if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
+                # under trio/anyio, unshielded-teardown-await reports the same await
                 continue
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)
@@ -102,7 +105,9 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 _message(region, step),
                 f"{region.function}\x1f{step.text}",
                 detail=region.teardown_detail(interrupts, locate),
-                severity=analysis.severity([step.consequence]),
+                severity=Severity.WARNING
+                if step.uses_asyncio_shield
+                else analysis.severity([step.consequence], region),
             )
 
 

@@ -49,18 +49,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, precedes
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.analysis.vocabulary import only_waits
 from gate.model import Family, Finding, Severity
 from gate.rule import Locate, Rule
 
 
-def _severity(analysis: ModuleAnalysis, at_stake: list[CriticalStep]) -> Severity:
+def _severity(analysis: ModuleAnalysis, at_stake: list[CriticalStep], region: Region) -> Severity:
     """The steps the await can cut or skip decide; an await that puts no step at stake is a
     warning."""
     if not at_stake:
         return Severity.WARNING
-    return analysis.severity(step.consequence for step in at_stake)
+    return analysis.severity((step.consequence for step in at_stake), region)
 
 
 def _exposed(point: InterruptPoint, at_stake: list[CriticalStep]) -> bool:
@@ -68,6 +68,8 @@ def _exposed(point: InterruptPoint, at_stake: list[CriticalStep]) -> bool:
     cancel-safe by contract, or only waits with nothing left to cut or skip."""
     if point.shielded or point.by_contract:
         return False
+    if point.callee_cut_safe and not at_stake:
+        return False  # the callee's own steps survive; nothing after it is at stake
     return bool(at_stake) or not only_waits(point.awaited_call)
 
 
@@ -77,7 +79,9 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for point in region.points:
             at_stake = [
-                step for step in region.steps if point in step.points or precedes(point, step)
+                step
+                for step in region.steps
+                if (point in step.points and not point.callee_cut_safe) or precedes(point, step)
             ]
             if not _exposed(point, at_stake):
                 continue
@@ -88,7 +92,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 "trio/anyio a cancelled scope makes it raise at once",
                 f"{region.function}\x1f{point.text}",
                 detail=region.teardown_detail((where,), locate),
-                severity=_severity(analysis, at_stake),
+                severity=_severity(analysis, at_stake, region),
             )
 
 

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gate.baseline_file import BaselineError, check_schema, read_document
+from gate.baseline_file import (
+    BaselineError,
+    check_schema,
+    conflict_line,
+    conflict_sides,
+    parse_document,
+    read_raw,
+)
 from gate.complexity.measure import OPTIONS, RADON_VERSION
 from gate.fsutil import atomic_write
 
@@ -20,7 +27,8 @@ __all__ = ["Baseline", "BaselineError", "read_baseline", "render_baseline", "wri
 class Baseline(BaseModel):
     """`functions` maps `path::Qualname` to the complexity that is allowed for it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a count written as `true` or `"12"` is a broken baseline, not 1 or 12.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     schema_version: int = Field(SCHEMA_VERSION, alias="schema")
     tool: str = "gate"
@@ -29,16 +37,66 @@ class Baseline(BaseModel):
     functions: dict[str, int] = Field(default_factory=dict)
 
 
-def read_baseline(path: Path, shown: str) -> Baseline | None:
-    """The baseline at `path`, None when there is none; raises BaselineError when it is broken."""
-    baseline = read_document(path, shown, Baseline)
-    if baseline is None:
+def read_baseline(path: Path, shown: str, merge_conflicts: bool = False) -> Baseline | None:
+    """The baseline at `path`, None when there is none; raises BaselineError when it is broken.
+
+    A file with merge-conflict markers is an error, unless `merge_conflicts`: then both sides
+    are read and merged (every entry of either side, the lower count where both have one).
+    """
+    text = read_raw(path, shown)
+    if text is None:
         return None
+    line = conflict_line(text)
+    if line is None:
+        return parse_baseline(text, shown)
+    if not merge_conflicts:
+        raise BaselineError(
+            f"{shown}:{line}: merge-conflict marker in the baseline; resolve it, or run "
+            "`gate baseline update`, which merges both sides (the lower count where they differ)"
+        )
+    return merge_conflict(text, shown, line)
+
+
+def parse_baseline(text: str, shown: str) -> Baseline:
+    """A baseline from the file's text; raises BaselineError naming the file and the problem."""
+    baseline = parse_document(text, shown, Baseline)
     check_schema(baseline.tool, baseline.schema_version, SCHEMA_VERSION, shown)
     for key, value in baseline.functions.items():
         if "::" not in key or value < 1:
             raise BaselineError(f"{shown}: functions.{key}: expected 'path::Qualname': count >= 1")
     return baseline
+
+
+def merge_conflict(text: str, shown: str, line: int) -> Baseline:
+    """Both sides of a conflicted baseline merged: every entry of either side, the lower count
+    where both have one. Raises BaselineError when a side does not parse or the sides were
+    measured differently."""
+    where = f"{shown}:{line}"
+    sides = conflict_sides(text)
+    if sides is None:
+        raise BaselineError(
+            f"{where}: merge-conflict markers that do not nest as git writes them; resolve the "
+            "conflict by hand"
+        )
+    parsed = []
+    for name, side in zip(("our", "their"), sides, strict=True):
+        try:
+            parsed.append(parse_baseline(side, f"{shown} ({name} side of the conflict)"))
+        except BaselineError as error:
+            raise BaselineError(
+                f"{error}\n{where}: cannot merge the conflict; resolve it by hand"
+            ) from None
+    ours, theirs = parsed
+    if (ours.radon, ours.options) != (theirs.radon, theirs.options):
+        raise BaselineError(
+            f"{where}: the two sides of the conflict were measured with radon {ours.radon} and "
+            f"{theirs.radon}; keep one side, or start over with `gate baseline update "
+            "--rebaseline`"
+        )
+    functions = dict(theirs.functions)
+    for key, allowed in ours.functions.items():
+        functions[key] = min(allowed, functions.get(key, allowed))
+    return ours.model_copy(update={"functions": functions})
 
 
 def check_radon_version(baseline: Baseline, shown: str) -> None:
@@ -65,6 +123,14 @@ def render_baseline(functions: dict[str, int]) -> str:
 
 def write_baseline(path: Path, functions: dict[str, int]) -> None:
     atomic_write(path, render_baseline(functions))
+
+
+def is_current(path: Path, functions: dict[str, int]) -> bool:
+    """Does the file hold exactly what `write_baseline(path, functions)` would write?"""
+    try:
+        return path.read_text(encoding="utf-8") == render_baseline(functions)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def key_lines(path: Path) -> dict[str, int]:

@@ -49,8 +49,8 @@ class ComplexitySession:
         """`path` relative to the project root, POSIX style: the key's path part."""
         return relative_to(self.root, path)
 
-    def read(self, check_version: bool = True) -> Baseline | None:
-        baseline = read_baseline(self.path, self.shown)
+    def read(self, check_version: bool = True, merge_conflicts: bool = False) -> Baseline | None:
+        baseline = read_baseline(self.path, self.shown, merge_conflicts)
         if baseline is not None and check_version:
             check_radon_version(baseline, self.shown)
         return baseline
