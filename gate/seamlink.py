@@ -2,6 +2,9 @@
 
 A failing seam confirms a teardown finding when one of the seam's frames stands at the finding's
 interrupt point (its related location) or at the finding itself (an awaited step cut short).
+
+The harness only reports seams and their frames; the CLI (`gate seams`, `gate check --seams`)
+and the pytest plugin link them to findings here, above the harness.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from gate.config import ConfigError
 from gate.model import Finding
+from gate.seamdata import SweepReport
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -63,6 +67,17 @@ def confirmations(frames_by_seam: dict[int, list[tuple[str, int]]]) -> dict[int,
         index: [label(finding) for finding in findings if confirms(finding, frames)]
         for index, frames in frames_by_seam.items()
     }
+
+
+def link(report: SweepReport) -> dict[int, list[str]]:
+    """For each failing seam of a sweep (by index), the labels of the findings it confirms."""
+    failing = {trial.seam for trial in report.failed}
+    frames = {
+        seam.index: [(frame.path, frame.line) for frame in seam.frames]
+        for seam in report.seams
+        if seam.index in failing
+    }
+    return confirmations(frames) if frames else {}
 
 
 def label(finding: Finding) -> str:
