@@ -401,3 +401,23 @@ async def anyio_shielded(workdir: Path) -> None:
         with anyio.CancelScope(shield=True):
             await anyio.sleep(0)
             finalize(workdir)
+
+
+async def trio_hangs_shielded(workdir: Path) -> None:
+    try:
+        await trio.sleep(0)
+    except trio.Cancelled:
+        with trio.CancelScope(shield=True):
+            await trio.sleep(2)  # longer than the test's timeout: no cancel reaches it
+        raise
+    finalize(workdir)
+
+
+async def anyio_hangs_shielded(workdir: Path) -> None:
+    try:
+        await anyio.sleep(0)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(2)
+        raise
+    finalize(workdir)

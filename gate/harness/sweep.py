@@ -209,9 +209,9 @@ def _hung(run: _Run, timeout: float) -> str | None:
     result = run.result
     if result.blocked:
         return (
-            f"the event loop did not get back to the harness for {result.seconds:.1f}s "
-            f"(a blocking call in a coroutine?); the {timeout:g}s timeout was enforced from "
-            "outside and the run was left behind"
+            f"still running after {result.seconds:.1f}s: the {timeout:g}s timeout, a second "
+            "cancel and a grace period did not end it (a blocking call in a coroutine, or a "
+            "shielded wait?); the timeout was enforced from outside and the run left behind"
         )
     if result.stopped or result.seconds > timeout:
         return f"still running after the {timeout:g}s timeout and a second cancel"
