@@ -184,8 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_acceptances,
         default=(),
         metavar="OUTCOME[,OUTCOME]",
-        help="outcomes that count as ok, each optionally for one fault: replaced, "
-        "error:swallowed",
+        help="outcomes that count as ok, each optionally for one fault: replaced, error:swallowed",
     )
     seams.add_argument(
         "--backend",

@@ -190,7 +190,9 @@ def test_runnable_examples_agree_with_the_static_rules(name: str, tmp_path: Path
     expected_lines = {
         e.line for e in parse(RUNNABLE.read_text()) if e.kind == "ruleid" and start < e.line < end
     }
-    confirmed = {int(label.rsplit(":", 1)[1]) for labels in link(report).values() for label in labels}
+    confirmed = {
+        int(label.rsplit(":", 1)[1]) for labels in link(report).values() for label in labels
+    }
     assert expected_lines <= confirmed, (expected_lines, confirmed)
 
 

@@ -77,9 +77,7 @@ def test_anyio_shielded_scope_holds_on_both_backends(tmp_path: Path, backend: st
 
 @pytest.mark.parametrize("backend", ["anyio", "anyio:trio"])
 def test_anyio_unshielded_teardown_fails_on_both_backends(tmp_path: Path, backend: str) -> None:
-    report = sweep(
-        s.anyio_unshielded, s.check, faults=("cancel",), backend=backend, root=tmp_path
-    )
+    report = sweep(s.anyio_unshielded, s.check, faults=("cancel",), backend=backend, root=tmp_path)
     assert outcomes(report) == ["check-failed", "check-failed"]
 
 

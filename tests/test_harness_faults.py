@@ -62,8 +62,11 @@ def test_every_trial_ends_as_asyncio_run_does(tmp_path: Path) -> None:
     # the shielded task when the main task ends: the save is cut.
     report = sweep(s.bare_shield_save, s.check, faults=("cancel",), root=tmp_path)
     where = [(seam.task, seam.function) for seam in report.seams]
-    assert where == [("main", "step"), ("main", "bare_shield_save"), ("save", "save")] + [
-        ("save", "save")
+    assert where == [
+        ("main", "step"),
+        ("main", "bare_shield_save"),
+        ("save", "save"),
+        ("save", "save"),
     ]
     assert outcomes(report, "cancel") == ["ok", "check-failed", "check-failed", "check-failed"]
     shutdown = report.trials[1]
@@ -196,9 +199,7 @@ def test_a_teardown_that_outlives_the_timeout_is_hung_whatever_it_raised(tmp_pat
 
 def test_a_scenario_that_blocks_the_loop_does_not_stop_the_sweep(tmp_path: Path) -> None:
     started = time.monotonic()
-    report = sweep(
-        s.blocks_when_cancelled, s.check, faults=("cancel",), timeout=0.3, root=tmp_path
-    )
+    report = sweep(s.blocks_when_cancelled, s.check, faults=("cancel",), timeout=0.3, root=tmp_path)
     elapsed = time.monotonic() - started
     (trial,) = report.trials
     assert trial.outcome == "hung"

@@ -110,14 +110,22 @@ def _cancel_leftovers(
     for task in pending:
         task.cancel()
     if pending:
-        bound = grace(timeout) if result.stopped else None
-        try:
-            # A task of the harness's own, made without the factory, so it is not probed.
-            waiter = asyncio.Task(asyncio.wait(pending, timeout=bound), loop=loop)
-            loop.run_until_complete(waiter)
-        except BaseException as error:
-            result.raised = result.raised or error
+        _wait(loop, pending, grace(timeout) if result.stopped else None, result)
     return [task for task in pending if not task.done()]
+
+
+def _wait(
+    loop: asyncio.AbstractEventLoop,
+    tasks: list[asyncio.Task[Any]],
+    bound: float | None,
+    result: RunResult,
+) -> None:
+    # A task of the harness's own, made without the factory, so it is not probed.
+    waiter = asyncio.Task(asyncio.wait(tasks, timeout=bound), loop=loop)
+    try:
+        loop.run_until_complete(waiter)
+    except BaseException as error:  # KeyboardInterrupt from a teardown, or the deadline's stop
+        result.raised = result.raised or error
 
 
 def _close(loop: asyncio.AbstractEventLoop, stuck: list[asyncio.Task[Any]]) -> None:

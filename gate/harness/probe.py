@@ -188,9 +188,13 @@ class Trace:
 
     def on_throw(self, probe: Probe, error: BaseException) -> None:
         """An exception going into a probe: the injected cancel, as the backend delivers it."""
-        if probe is self.target and isinstance(error, asyncio.CancelledError):
-            if len(self.injected) < (2 if self._second_cancel_sent else 1):
-                self.injected.append(error)
+        expected = 2 if self._second_cancel_sent else 1
+        if (
+            probe is self.target
+            and isinstance(error, asyncio.CancelledError)
+            and len(self.injected) < expected
+        ):
+            self.injected.append(error)
 
 
 class Probe(collections.abc.Coroutine):  # type: ignore[type-arg]

@@ -67,6 +67,12 @@ def _failure(report: SweepReport) -> str:
     return render_text(SeamContext(report, _confirmations(report)))
 
 
+def _trial_failure(report: SweepReport, trial: Trial) -> str:
+    from gate.report.seams import trial_line
+
+    return trial_line(report, trial, _confirmations(report))
+
+
 @dataclass(frozen=True)
 class SeamCase:
     """One item of a `seams`-marked test: a seam and a fault, or why the seams are unknown."""
@@ -123,7 +129,7 @@ class SeamTrial:
                 target=getattr(self.case.scenario, "__qualname__", ""),
                 backend=self.case.options.backend,
             )
-            pytest.fail(_failure(report), pytrace=False)
+            pytest.fail(_trial_failure(report, trial), pytrace=False)
         return trial
 
 

@@ -76,19 +76,27 @@ class Options:
         """Validated options; raises ValueError naming the bad value."""
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
-        chosen = tuple(dict.fromkeys(faults))
-        allowed = FAULTS if backend == "asyncio" else _SCOPE_FAULTS
-        unknown = [fault for fault in chosen if fault not in allowed]
-        if unknown or not chosen:
-            raise ValueError(_fault_message(unknown, backend, allowed))
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-            raise ValueError(f"timeout {timeout!r} is not a number of seconds")
-        if not math.isfinite(timeout) or timeout <= 0:
-            raise ValueError(f"timeout {timeout!r} is not a positive, finite number of seconds")
         accepted = tuple(
             item if isinstance(item, Acceptance) else Acceptance.parse(item) for item in accept
         )
-        return cls(chosen, float(timeout), backend, accepted)
+        return cls(_faults(faults, backend), _seconds(timeout), backend, accepted)
+
+
+def _faults(faults: Iterable[str], backend: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(faults))
+    allowed = FAULTS if backend == "asyncio" else _SCOPE_FAULTS
+    unknown = [fault for fault in chosen if fault not in allowed]
+    if unknown or not chosen:
+        raise ValueError(_fault_message(unknown, backend, allowed))
+    return chosen
+
+
+def _seconds(timeout: object) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ValueError(f"timeout {timeout!r} is not a number of seconds")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ValueError(f"timeout {timeout!r} is not a positive, finite number of seconds")
+    return float(timeout)
 
 
 def _fault_message(unknown: list[str], backend: str, allowed: Sequence[str]) -> str:
@@ -161,14 +169,18 @@ class _Subject:
         try:
             returned = self.check(workdir, state) if self.check_state else self.check(workdir)
         except BaseException as error:
-            return f"check failed: {type(error).__name__}: {error}".rstrip(": ")
+            # the first line only: pytest's assertion rewriting appends its explanation
+            message = str(error).splitlines()[0] if str(error) else ""
+            return f"check failed: {type(error).__name__}: {message}".rstrip(": ")
         if inspect.isawaitable(returned):
             getattr(returned, "close", lambda: None)()
             return "the check returned an awaitable: it must be a plain `def`, not `async def`"
         return None
 
 
-def _run_bounded(options: Options, start: backends.Start, result: RunResult) -> BaseException | None:
+def _run_bounded(
+    options: Options, start: backends.Start, result: RunResult
+) -> BaseException | None:
     """Run on a thread of its own; leave it behind when it outlives every bound it was given.
 
     Returns an exception the harness itself raised, if any.

@@ -45,10 +45,13 @@ def _outcome(trial: Trial) -> str:
 
 
 def _where(seam: Seam | None) -> str:
+    """`orchestrator.py:31 in Sandbox.run_command (via Orchestrator.run:60, ...) -> source`."""
     if seam is None:
         return "?"
     task = f" [task {seam.task}]" if seam.task != "main" else ""
-    return f"{Path(seam.path).name}:{seam.line} in {seam.function}{task} -> {seam.source}"
+    callers = [f"{frame.function}:{frame.line}" for frame in seam.frames[:-1]]
+    via = f" (via {', '.join(callers)})" if callers else ""
+    return f"{Path(seam.path).name}:{seam.line} in {seam.function}{task}{via} -> {seam.source}"
 
 
 def summary(report: SweepReport) -> str:
@@ -60,17 +63,19 @@ def summary(report: SweepReport) -> str:
     )
 
 
+def trial_line(report: SweepReport, trial: Trial, confirms: Confirms | None = None) -> str:
+    """One trial on one line: seam, fault, outcome, where, why, what it confirms."""
+    labels = SeamContext(report, confirms or {}).confirmed_by(trial)
+    confirmed = f" (confirms {', '.join(labels)})" if labels else ""
+    outcome = _outcome(trial)
+    where = _where(report.seam(trial.seam))
+    return f"seam {trial.seam} [{trial.fault}] {outcome}: {where}: {trial.detail}{confirmed}"
+
+
 def failure_text(report: SweepReport, confirms: Confirms | None = None) -> str:
-    """Every failing trial on one line: seam, fault, outcome, where, why, what it confirms."""
-    context = SeamContext(report, confirms or {})
+    """A header, then every failing trial on one line."""
     lines = [f"{len(report.failed)} of {len(report.trials)} seam trials failed:"]
-    for trial in report.failed:
-        labels = context.confirmed_by(trial)
-        confirmed = f" (confirms {', '.join(labels)})" if labels else ""
-        lines.append(
-            f"  seam {trial.seam} [{trial.fault}] {trial.outcome}: "
-            f"{_where(report.seam(trial.seam))}: {trial.detail}{confirmed}"
-        )
+    lines += [f"  {trial_line(report, trial, confirms)}" for trial in report.failed]
     return "\n".join(lines)
 
 
@@ -95,25 +100,29 @@ def _notes(context: SeamContext, trials: list[Trial]) -> str:
     return "; ".join(dict.fromkeys(notes))
 
 
+def _text_row(context: SeamContext, seam: Seam, faults: list[str], tasks: bool) -> list[str]:
+    by_key = {(t.seam, t.fault): t for t in context.report.trials if t.seam == seam.index}
+    trials = [by_key[(seam.index, fault)] for fault in faults if (seam.index, fault) in by_key]
+    location = f"{display_path(seam.path)}:{seam.line} in {seam.function}"
+    cells = [seam.task, location, seam.source] if tasks else [location, seam.source]
+    outcomes = [_cell(by_key.get((seam.index, fault))) for fault in faults]
+    return [str(seam.index), *cells, *outcomes, _notes(context, trials)]
+
+
 def _table(context: SeamContext) -> Any:
     from rich.table import Table
 
     report = context.report
     faults = _faults(report)
-    by_key = {(trial.seam, trial.fault): trial for trial in report.trials}
-    with_tasks = any(seam.task != "main" for seam in report.seams)
+    tasks = any(seam.task != "main" for seam in report.seams)
     backend = f" ({report.backend})" if report.backend != "asyncio" else ""
     table = Table(title=f"{report.target or 'scenario'}: {len(report.seams)} seams{backend}")
     table.add_column("#", justify="right")
-    columns = ("task", "location", "source") if with_tasks else ("location", "source")
+    columns = ("task", "location", "source") if tasks else ("location", "source")
     for column in (*columns, *faults, "notes"):
         table.add_column(column)
     for seam in report.seams:
-        trials = [by_key[(seam.index, fault)] for fault in faults if (seam.index, fault) in by_key]
-        location = f"{display_path(seam.path)}:{seam.line} in {seam.function}"
-        cells = [seam.task, location, seam.source] if with_tasks else [location, seam.source]
-        faults_cells = [_cell(by_key.get((seam.index, fault))) for fault in faults]
-        table.add_row(str(seam.index), *cells, *faults_cells, _notes(context, trials))
+        table.add_row(*_text_row(context, seam, faults, tasks))
     return table
 
 
@@ -204,7 +213,9 @@ def _testcase(suite: ElementTree.Element, context: SeamContext, trial: Trial) ->
         failure = ElementTree.SubElement(
             case, "failure", message=f"{trial.outcome}: {trial.detail}", type=trial.outcome
         )
-        failure.text = f"seam {trial.seam} [{trial.fault}] {_where(seam)}: {trial.detail}{confirmed}"
+        failure.text = (
+            f"seam {trial.seam} [{trial.fault}] {_where(seam)}: {trial.detail}{confirmed}"
+        )
     notes = list(trial.warnings)
     if trial.accepted:
         notes.insert(0, f"accepted {trial.outcome}: {trial.detail}")
