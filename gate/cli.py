@@ -370,9 +370,9 @@ def _run_seams(args: argparse.Namespace, out: Terminal) -> int:
     except (SweepError, ValueError) as error:
         raise UsageError(f"{args.target}: {error}") from None
     color = args.output is None and args.format == "text" and out.is_terminal
-    context = SeamContext(
-        report, _seam_confirmations(report), color=color, width=out.width if color else 160
-    )
+    plain_width = os.environ.get("COLUMNS", "")
+    width = out.width if color else int(plain_width) if plain_width.isdigit() else 160
+    context = SeamContext(report, _seam_confirmations(report), color=color, width=width)
     rendered = SEAM_RENDERERS[args.format](context)
     if args.output is not None:
         atomic_write(args.output, rendered)

@@ -130,7 +130,10 @@ def _readme_example() -> tuple[str, list[str]]:
     return blocks[index][1], failed
 
 
-def test_readme_marker_example_runs_as_written(pytester: pytest.Pytester) -> None:
+def test_readme_marker_example_runs_as_written(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # the short summary's lines in full
     source, failed_lines = _readme_example()
     name = re.search(r"# (test_\w+\.py)", source).group(1)
     shutil.copy(ROOT / "examples" / "orchestrator.py", pytester.path / "orchestrator.py")
