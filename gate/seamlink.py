@@ -85,7 +85,8 @@ def label(finding: Finding) -> str:
 
 
 def read_seam_report(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
-    """The failing trials of a `gate seams --format json` report: (description, frames).
+    """The failing trials (neither ok nor accepted) of a `gate seams --format json` report:
+    (description, frames) for each.
 
     Raises ConfigError naming the file when it is not such a report.
     """
@@ -94,7 +95,7 @@ def read_seam_report(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
         seams = {seam["index"]: seam for seam in document["seams"]}
         failing = []
         for trial in document["trials"]:
-            if trial["outcome"] == "ok":
+            if trial["outcome"] == "ok" or trial.get("accepted", False):
                 continue
             seam = seams[trial["seam"]]
             frames = [(frame["path"], frame["line"]) for frame in seam.get("frames", [])]

@@ -195,3 +195,26 @@ def test_module_targets_resolve_against_the_working_directory(tmp_path: Path) ->
     )
     assert completed.returncode == 0, completed.stderr
     assert "1 seams, 2 trials, 0 failed" in completed.stdout
+
+
+def test_accepted_trials_confirm_no_finding(capsys, tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parent.parent / "examples"
+    report = tmp_path / "seams.json"
+    code, _, _ = run(
+        capsys,
+        "seams",
+        f"{example}/scenario.py:buggy",
+        "--check",
+        f"{example}/scenario.py:check",
+        "--accept",
+        "check-failed",
+        "--format",
+        "json",
+        "--output",
+        str(report),
+    )
+    assert code == 0
+    assert json.loads(report.read_text())["summary"]["accepted"] == 4
+    code, out, _ = run(capsys, "check", str(example), "--seams", str(report))
+    assert code == 1
+    assert "confirmed by the seam sweep" not in out

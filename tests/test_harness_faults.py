@@ -279,3 +279,13 @@ def test_sweep_works_without_libcst_and_imports_no_rules() -> None:
         "print(len(report.failed), loaded)\n"
     )
     assert out.split() == ["4", "[]"]
+
+
+def test_the_seam_renderer_does_not_import_the_harness() -> None:
+    out = _in_subprocess(
+        "import sys\n"
+        "import gate.report.seams\n"
+        "import gate.seamlink\n"
+        "print(sorted(name for name in sys.modules if name.startswith('gate.harness')))\n"
+    )
+    assert out.split() == ["[]"]
