@@ -196,7 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     seams.add_argument(
         "--timeout", type=_seconds, default=5.0, help="seconds per trial (default 5)"
     )
-    seams.add_argument("--format", choices=("text", "json", "junit", "markdown"), default="text")
+    seams.add_argument(
+        "--format",
+        choices=("text", "json", "junit", "markdown"),
+        default="text",
+        help="a table (text), the pinned JSON, JUnit XML for CI or a markdown PR comment",
+    )
     seams.add_argument("--output", type=Path, help="write the report to FILE instead of stdout")
 
     baseline = commands.add_parser(
