@@ -34,13 +34,11 @@ def test_trio_shielded_teardown_holds(tmp_path: Path) -> None:
 def test_trio_nursery_children_are_probed_named_and_stable(tmp_path: Path) -> None:
     first = sweep(s.trio_children, s.check_pair, faults=("cancel",), backend="trio", root=tmp_path)
     child = "trio_children.<locals>.child"
-    assert [seam.task for seam in first.seams] == [
-        "main",
-        child,
-        f"{child}#2",
-        child,
-        f"{child}#2",
-    ]
+    # the order of the children's seams is trio's (it differs when hypothesis has made trio's
+    # scheduling "deterministic"); within one process, every run takes the same order
+    assert first.seams[0].task == "main"
+    expected = [child, child, f"{child}#2", f"{child}#2"]
+    assert sorted(seam.task for seam in first.seams[1:]) == expected
     assert outcomes(first) == ["ok"] * 5  # trio reorders tasks at random; no trial diverged
     again = sweep(
         s.trio_children, s.check_pair, faults=("cancel",), backend="trio", root=tmp_path / "2"
