@@ -51,7 +51,7 @@ def test_replaced(tmp_path: Path) -> None:
 
 
 def test_hung_trial_still_ends_the_sweep(tmp_path: Path) -> None:
-    report = sweep(s.hangs, s.check, faults=("cancel",), timeout=0.2, root=tmp_path)
+    report = sweep(s.hangs, s.check, faults=("cancel",), timeout=0.5, root=tmp_path)
     (trial,) = report.trials
     assert trial.outcome == "hung"
     assert trial.problems == ("hung",)

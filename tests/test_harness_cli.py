@@ -166,7 +166,7 @@ def test_a_blocked_loop_does_not_hang_gate_seams(tmp_path: Path) -> None:
         "--faults",
         "cancel",
         "--timeout",
-        "0.3",
+        "1",
         cwd=tmp_path,
     )
     assert completed.returncode == 1, completed.stderr
