@@ -421,3 +421,22 @@ async def anyio_hangs_shielded(workdir: Path) -> None:
             await anyio.sleep(10)
         raise
     finalize(workdir)
+
+
+async def leaves_a_stubborn_child(workdir: Path) -> None:
+    """Leaves a task that ignores its first cancel and finishes its teardown slowly."""
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            try:
+                await asyncio.sleep(3600)  # ignores the shutdown's cancel
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.05)  # the deadline's second cancel: wraps up quickly
+                (workdir / "stubborn").write_text("")
+                raise
+
+    asyncio.get_running_loop().create_task(stubborn())
+    await step()
+    finalize(workdir)

@@ -10,7 +10,14 @@ from pathlib import Path
 import harness_scenarios as s
 import pytest
 
-from gate.harness import FAULTS, InjectedKeyboardInterrupt, Options, SweepError, sweep
+from gate.harness import (
+    FAULTS,
+    InjectedKeyboardInterrupt,
+    Options,
+    SweepError,
+    list_seams,
+    sweep,
+)
 from gate.seamdata import Acceptance
 
 TESTS = Path(__file__).resolve().parent
@@ -289,3 +296,11 @@ def test_the_seam_renderer_does_not_import_the_harness() -> None:
         "print(sorted(name for name in sys.modules if name.startswith('gate.harness')))\n"
     )
     assert out.split() == ["[]"]
+
+
+def test_a_task_left_running_gets_the_deadline_cancel_and_a_grace_period(tmp_path: Path) -> None:
+    # The run's end cancels the leftover task once; it ignores that, and the deadline's second
+    # cancel comes while the harness waits for it: it gets the grace period to wrap up.
+    with pytest.raises(SweepError, match=r"still running after the 0\.5s timeout"):
+        list_seams(s.leaves_a_stubborn_child, s.check, tmp_path, Options.build(timeout=0.5))
+    assert (tmp_path / "stubborn").exists()

@@ -86,7 +86,8 @@ def _quiet(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
 def _on_deadline(loop: asyncio.AbstractEventLoop, result: RunResult, timeout: float) -> None:
     result.stopped = True
     for task in asyncio.all_tasks(loop):
-        task.cancel()
+        if isinstance(task.get_coro(), Probe):  # the scenario's tasks, not the harness's waiter
+            task.cancel()
     loop.call_later(grace(timeout), loop.stop)
 
 
