@@ -182,9 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     seams.add_argument(
         "--accept",
         type=_acceptances,
-        default=(),
+        action="extend",
+        default=[],
         metavar="OUTCOME[,OUTCOME]",
-        help="outcomes that count as ok, each optionally for one fault: replaced, error:swallowed",
+        help="outcomes that count as ok, each optionally for one fault: replaced, "
+        "error:swallowed (comma-separated or repeated)",
     )
     seams.add_argument(
         "--backend",

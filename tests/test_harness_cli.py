@@ -84,6 +84,12 @@ def test_accept_scoped_to_a_fault(capsys) -> None:
         capsys, "records_error", "--accept", "cancel:swallowed", check="check_completed"
     )
     assert code == 1
+    repeated = ("--accept", "cancel:swallowed", "--accept", "error:swallowed")
+    code, out, _ = seams(
+        capsys, "records_error", *repeated, "--format", "json", check="check_completed"
+    )
+    assert code == 0
+    assert json.loads(out)["accept"] == ["cancel:swallowed", "error:swallowed"]
 
 
 @pytest.mark.parametrize(
