@@ -44,8 +44,8 @@ from gate.seamdata import (
 Scenario = Callable[..., Awaitable[Any]]
 Check = Callable[..., Any]
 
-# Faults that asyncio delivers to one task; trio and anyio cancel a whole scope, level-triggered,
-# so a second cancel changes nothing there.
+# The faults on trio and anyio: they cancel a whole scope, level-triggered, so a second cancel
+# (cancel-twice) changes nothing there.
 _SCOPE_FAULTS = ("cancel", "error", "keyboard-interrupt")
 # How long past its deadline, second cancel and grace a run may take to close its loop before
 # the harness leaves its thread behind.
@@ -53,7 +53,8 @@ _MARGIN = 0.5
 
 
 class SweepError(Exception):
-    """The sweep could not start: bad arguments, or the scenario failed its own clean run."""
+    """The sweep could not start: the scenario is not async, or its own clean run raised, hung
+    or failed the check. (Bad options are a ValueError.)"""
 
 
 @dataclass(frozen=True)
