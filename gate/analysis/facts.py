@@ -259,16 +259,18 @@ def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
 
 
 def on_interrupt_path(point: InterruptPoint, step: CriticalStep) -> bool:
-    """Does an interrupt at `point` itself run `step`: the step is in the handler of an enclosing
-    `try` that the cancel lands in, or in that `try`'s `finally:`?"""
+    """Is `step` off the path a cancel at `point` skips? It is in a handler of an enclosing
+    `try` (the one the cancel lands in runs because of it; another is that exception's own path,
+    and cleanup only there is cleanup-only-on-error's finding), or in that `try`'s `finally:`."""
     for enclosure in point.enclosures:
-        if enclosure.kind is EnclosureKind.TRY_EXCEPT and enclosure.cancel_handler is not None:
-            arm = Branch(id(enclosure.node), Arm.HANDLER, enclosure.cancel_handler)
-        elif enclosure.kind is EnclosureKind.TRY_FINALLY:
-            arm = Branch(id(enclosure.node), Arm.FINALLY)
-        else:
-            continue
-        if arm in step.branches:
+        if enclosure.kind is EnclosureKind.TRY_EXCEPT:
+            statement = id(enclosure.node)
+            if any(b.statement == statement and b.arm is Arm.HANDLER for b in step.branches):
+                return True
+        elif (
+            enclosure.kind is EnclosureKind.TRY_FINALLY
+            and Branch(id(enclosure.node), Arm.FINALLY) in step.branches
+        ):
             return True
     return False
 
@@ -301,4 +303,5 @@ class ModuleAnalysis:
         """
         if region is not None and region.entered_by_cancel and not self.level_triggered:
             return Severity.WARNING
+
         return self.tiers.of(consequences, self.in_tests)
