@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from gate.analysis.cancellation import SHIELD_SCOPES, catches_cancellation
 from gate.analysis.vocabulary import Vocabulary
+from gate.astwalk import child_statements
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,7 @@ class _ModuleWalk:
     types: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
-        for child in _children(node):
+        for child in child_statements(node):
             if isinstance(child, ast.Import | ast.ImportFrom):
                 self.imported(child)
             elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -362,17 +363,6 @@ def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) ->
         walk.imports,
         walk.types,
     )
-
-
-def _children(node: ast.AST) -> Iterator[ast.stmt]:
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(node, name, None)
-        if isinstance(block, list):
-            yield from block
-    for handler in getattr(node, "handlers", ()):
-        yield from handler.body
-    for case in getattr(node, "cases", ()):
-        yield from case.body
 
 
 def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
