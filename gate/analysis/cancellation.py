@@ -36,3 +36,12 @@ def catches_only_cancellation(names: Iterable[str | None]) -> bool:
         and (name in CANCEL_NAMES or name in CANCEL_CALLS)
         for name in listed
     )
+
+
+def opens_shield(scope_name: str | None, shield_values: Iterable[bool | None]) -> bool:
+    """Does a `with` item shield: a trio/anyio scope (`scope_name`, its final name) opened with
+    `shield=` anything but a literal False (`shield=pending` shields when it matters)?
+
+    `shield_values` lists each `shield=` keyword's value: False for a literal False, True for a
+    literal True, None for any other expression."""
+    return scope_name in SHIELD_SCOPES and any(value is not False for value in shield_values)

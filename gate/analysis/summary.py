@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from gate.analysis.cancellation import SHIELD_SCOPES, catches_cancellation
+from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.vocabulary import Vocabulary
 from gate.astwalk import child_statements
 
@@ -90,13 +90,14 @@ def _ends_raising(body: list[ast.stmt]) -> bool:
 
 
 def _shield_call(call: ast.expr) -> bool:
-    if not isinstance(call, ast.Call) or _final(call.func) not in SHIELD_SCOPES:
+    if not isinstance(call, ast.Call):
         return False
-    return any(
-        keyword.arg == "shield"
-        and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False)
+    values = [
+        False if isinstance(keyword.value, ast.Constant) and keyword.value.value is False else None
         for keyword in call.keywords
-    )
+        if keyword.arg == "shield"
+    ]
+    return opens_shield(_final(call.func), values)
 
 
 @dataclass

@@ -95,8 +95,7 @@ CLOSING_WORDS = frozenset({"close", "aclose", "cleanup", "clean", "shutdown", "d
 
 def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
     """A closing step (`cleanup`, `shutdown`, ...) of something that lives in the process."""
-    closing = any(word in inflections(w) for word in matched for w in CLOSING_WORDS)
-    return closing and bool(around & IN_PROCESS_WORDS)
+    return bool(set(matched) & CLOSING_FORMS) and bool(around & IN_PROCESS_WORDS)
 
 
 def name_words(name: str) -> tuple[str, ...]:
@@ -112,6 +111,9 @@ def inflections(word: str) -> set[str]:
     if len(word) > 2 and word[-1] not in "aeiouwy" and word[-2] in "aeiou":
         forms |= {word + word[-1] + "ed", word + word[-1] + "ing"}
     return forms
+
+
+CLOSING_FORMS = frozenset(form for word in CLOSING_WORDS for form in inflections(word))
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from typing import Protocol
 import libcst as cst
 
 from gate.analysis.cancellation import (
-    SHIELD_SCOPES,
     catches_cancellation,
     catches_only_cancellation,
+    opens_shield,
 )
 from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
 from gate.analysis.facts import (
@@ -138,14 +138,12 @@ def _literally_false(node: cst.BaseExpression) -> bool:
 def _is_shield_scope(call: cst.Call) -> bool:
     """A trio/anyio scope opened with `shield=` anything but a literal False (`shield=pending`
     shields when it matters)."""
-    if final_name(call.func) not in SHIELD_SCOPES:
-        return False
-    return any(
-        arg.keyword is not None
-        and arg.keyword.value == "shield"
-        and not _literally_false(arg.value)
+    values = [
+        False if _literally_false(arg.value) else None
         for arg in call.args
-    )
+        if arg.keyword is not None and arg.keyword.value == "shield"
+    ]
+    return opens_shield(final_name(call.func), values)
 
 
 def _sets_shield(statement: cst.CSTNode) -> bool:
