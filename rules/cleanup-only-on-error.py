@@ -184,3 +184,13 @@ class Connection:
             # ok: cleanup-only-on-error
             self._count_timeout()
             raise RuntimeError("timed out") from None
+
+
+async def warm_worker(worker, timeout):
+    # judged on real code: a local object's flag set on a timeout is the timeout's own business
+    try:
+        await asyncio.wait_for(worker.run(), timeout)
+    except asyncio.TimeoutError:
+        # ok: cleanup-only-on-error
+        worker.started = False
+        return None

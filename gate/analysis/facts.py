@@ -121,6 +121,9 @@ class Enclosure:
     report_node: cst.CSTNode | None = None
     finally_body: cst.BaseSuite | None = None
     cancel_handler: int | None = None  # the index of the handler a cancel lands in
+    # a `try` in a `for` loop whose body awaits something of the loop's item and whose handler
+    # carries on with the next item: every iteration is meant to run
+    per_item: bool = False
 
 
 @dataclass(frozen=True)

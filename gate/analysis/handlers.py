@@ -122,7 +122,8 @@ def _undoes(handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call) 
 
 
 def _attribute_targets(small: cst.BaseSmallStatement) -> list[str]:
-    """The dotted attribute targets an assignment statement sets (`self.error`)."""
+    """The attributes of `self` an assignment statement sets (`self.error`): state of the
+    object itself, which other code reads (a local object's flag is the timeout's own business)."""
     if isinstance(small, cst.Assign):
         targets = [target.target for target in small.targets]
     elif isinstance(small, cst.AnnAssign | cst.AugAssign):
@@ -130,7 +131,7 @@ def _attribute_targets(small: cst.BaseSmallStatement) -> list[str]:
     else:
         return []
     names = [dotted_name(t) for t in targets if isinstance(t, cst.Attribute)]
-    return [name for name in names if name]
+    return [name for name in names if name and name.startswith("self.")]
 
 
 def _awaited_names(body: cst.CSTNode) -> set[str]:

@@ -78,6 +78,17 @@ def final_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _names_in(node: cst.CSTNode) -> set[str]:
+    from libcst import matchers
+
+    return {name.value for name in matchers.findall(node, matchers.Name())}  # type: ignore[attr-defined]
+
+
+def _bound_names(statement: cst.For | cst.While) -> set[str]:
+    """The names a `for` loop binds to each item; none for a `while` loop."""
+    return _names_in(statement.target) if isinstance(statement, cst.For) else set()
+
+
 class _Collector(cst.CSTVisitor):
     """Collects awaits and calls in an expression or statement, not entering nested scopes."""
 
@@ -302,6 +313,7 @@ class _RegionWalker:
         self.order = 0
         self.branches: list[Branch] = []
         self.loops: list[int] = []
+        self.loop_items: list[set[str]] = []  # the names each enclosing loop binds per item
         self.enclosures: list[Enclosure] = []
         self.finally_stack: list[int] = []
         self.points: list[InterruptPoint] = []
@@ -507,9 +519,11 @@ class _RegionWalker:
         else:
             self.add_points(statement.test, statement)
         self.loops.append(id(statement))
+        self.loop_items.append(_bound_names(statement))
         if isinstance(statement, cst.For) and statement.asynchronous is not None:
             self.new_point(statement, statement, list(self.enclosures))
         self.walk_suite(statement.body)
+        self.loop_items.pop()
         self.loops.pop()
         if statement.orelse is not None:
             self.walk_suite(statement.orelse.body)
@@ -561,6 +575,15 @@ class _RegionWalker:
         }
         return bool(awaited & cancelled)
 
+    def guards_each_item(self, statement: cst.Try | cst.TryStar) -> bool:
+        """Is the `try` inside a `for` loop, awaiting something of the loop's item, with a
+        handler that carries on with the next item (`for it in exits: try: await it.__anext__()
+        except Exception: errors.append(...)`)?"""
+        items = self.loop_items[-1] if self.loop_items else set()
+        if not items or all(_unconditional_raise(h.body) for h in statement.handlers):
+            return False
+        return any(_names_in(node.expression) & items for node in collect(statement.body).awaits)
+
     def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
         enclosures = []
         if statement.handlers:
@@ -574,6 +597,7 @@ class _RegionWalker:
                     and not _unconditional_raise(statement.handlers[index].body),
                     report_node=statement.handlers[0],
                     cancel_handler=index,
+                    per_item=index is None and self.guards_each_item(statement),
                 )
             )
         if statement.finalbody is not None:

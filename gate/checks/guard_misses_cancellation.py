@@ -11,8 +11,11 @@ written as `except Exception:` looks like it protects the rest of the teardown, 
 cancel goes through it and skips every following step. This is the half-fix that shipped after
 the original bug.
 
-The rule reports only guards whose await matters: one that can skip a later critical step, or one
-that is itself a critical step.
+The rule reports only guards whose await matters: one that can skip a later critical step, or a
+guard of each item of a loop (`for it in exits: try: await it.__anext__() except Exception:
+...`), whose handler carries on with the next item: the code says every item must be torn down,
+and a cancel at one of them ends the loop. Such a guard is a warning unless the guarded await is a
+step whose loss is an error.
 
 ## Example
 ```python
@@ -61,6 +64,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import (
+    Consequence,
     CriticalStep,
     Enclosure,
     EnclosureKind,
@@ -89,15 +93,29 @@ def _skippable(point: InterruptPoint, region: Region) -> list[CriticalStep]:
     ]
 
 
+def _at_stake(
+    point: InterruptPoint, region: Region, skipped: list[CriticalStep]
+) -> list[Consequence]:
+    """What the guard loses: the steps it lets a cancel skip; for a guard of every item of a
+    loop, the later items too (the guarded await's own step, else a best-effort loss)."""
+    if skipped:
+        return [step.consequence for step in skipped]
+    own = [step.consequence for step in region.steps if step.statement is point.statement]
+    return own or [Consequence.BEST_EFFORT]
+
+
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         reported: set[int] = set()
         for point in region.points:
             skipped = [] if point.guarded else _skippable(point, region)
-            if not skipped:
+            per_item = not point.guarded and any(e.per_item for e in point.enclosures)
+            if not (skipped or per_item):
                 continue
             for enclosure in point.enclosures:
                 if not misses_cancellation(enclosure) or id(enclosure.node) in reported:
+                    continue
+                if not (skipped or enclosure.per_item):
                     continue
                 reported.add(id(enclosure.node))
                 what = (
@@ -115,7 +133,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=region.teardown_detail((where,), locate),
-                    severity=analysis.severity((step.consequence for step in skipped), region),
+                    severity=analysis.severity(_at_stake(point, region, skipped), region),
                 )
 
 
