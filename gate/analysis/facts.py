@@ -151,6 +151,8 @@ class InterruptPoint:
     # interrupt inside it; it holds the interrupt and returns normally
     callee_cut_safe: bool = False
     callee_holds: bool = False
+    callee_known: bool = False  # the project defines the awaited function: the above are facts
+    callee_steps_cut: bool = False  # a step of the callee comes after an exposed suspension
     guarded: bool = False
     shielded: bool = False
 

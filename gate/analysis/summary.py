@@ -38,6 +38,8 @@ class FunctionSummary:
     cut_safe: bool
     holds: bool
     shield_managers: tuple[str, ...] = ()
+    # a step of its own comes after a suspension a cancel can land in, off the interrupt's path
+    steps_cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,7 @@ def summarise_function(
         cut_safe=not walk.exposed or (walk.steps > 0 and not walk.cut),
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
+        steps_cut=walk.cut,
     )
 
 
@@ -425,7 +428,13 @@ class ProjectIndex:
                 and located[1] in located[0].shield_managers
                 for m in summary.shield_managers
             )
-            summary = FunctionSummary(summary.suspends, shielded, summary.cut_safe, summary.holds)
+            summary = FunctionSummary(
+                summary.suspends,
+                shielded,
+                summary.cut_safe,
+                summary.holds,
+                steps_cut=summary.steps_cut,
+            )
         return summary
 
     def _function(

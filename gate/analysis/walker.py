@@ -483,6 +483,8 @@ class _RegionWalker:
             in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
             callee_cut_safe=known.cut_safe,
             callee_holds=known.holds,
+            callee_known=summary is not None,
+            callee_steps_cut=known.steps_cut,
         )
 
     def new_point(
@@ -495,6 +497,8 @@ class _RegionWalker:
         in_thread: bool = False,
         callee_cut_safe: bool = False,
         callee_holds: bool = False,
+        callee_known: bool = False,
+        callee_steps_cut: bool = False,
     ) -> InterruptPoint:
         point = InterruptPoint(
             node=node,
@@ -509,6 +513,8 @@ class _RegionWalker:
             in_thread=in_thread,
             callee_cut_safe=callee_cut_safe,
             callee_holds=callee_holds,
+            callee_known=callee_known,
+            callee_steps_cut=callee_steps_cut,
         )
         self.points.append(point)
         return point
