@@ -35,7 +35,7 @@ from gate.analysis.vocabulary import Vocabulary
 from gate.checks import analysis_skipped, syntax_error, unreadable_file
 from gate.complexity.measure import FunctionComplexity, measure
 from gate.config import GateConfig, TeardownConfig
-from gate.discovery import SourceFile
+from gate.discovery import SourceFile, matches
 from gate.model import Finding
 from gate.source import decode, suppressions
 
@@ -138,7 +138,7 @@ def first_stage(
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
         spans, _ = index_functions(tree, registered_callbacks(tree, data))
-        result.needs_teardown = any(map(_picker(settings, prefilter), spans))
+        result.needs_teardown = any(map(_picker(settings, prefilter, path), spans))
     return result
 
 
@@ -149,12 +149,13 @@ def _summary(tree: ast.Module, path: str, config: TeardownConfig) -> ModuleSumma
         return None
 
 
-def _picker(settings: GateConfig, prefilter: bool) -> Callable[[FunctionSpan], bool]:
-    """Which functions the teardown rules analyse: those that can hold a region (all async
-    ones without the prefilter)."""
+def _picker(settings: GateConfig, prefilter: bool, path: str) -> Callable[[FunctionSpan], bool]:
+    """Which functions the teardown rules analyse: those that can hold a region, or release what
+    they acquired outside test code (all async ones without the prefilter)."""
     if not prefilter:
         return _is_async
-    return lambda span: is_candidate(span, settings.teardown)
+    releases = not matches(path, settings.teardown.test_paths)
+    return lambda span: is_candidate(span, settings.teardown, releases)
 
 
 def _is_async(span: FunctionSpan) -> bool:
@@ -184,7 +185,7 @@ def teardown_stage(
     if tree is None:
         return findings, ()
     spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
-    candidates = list(filter(_picker(settings, prefilter), spans))
+    candidates = list(filter(_picker(settings, prefilter, path), spans))
     if not candidates:
         return [], ()
     from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed

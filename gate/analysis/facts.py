@@ -253,6 +253,22 @@ class NarrowHandler:
     cleaned_elsewhere: bool
 
 
+@dataclass(frozen=True)
+class UnprotectedRelease:
+    """A call that releases a value the function acquired with an await (or a container holding
+    such values), reached only on the normal path: an await that can suspend lies between the
+    acquisition and the release, and no `finally:` or handler of the function releases it."""
+
+    function: str
+    function_lines: tuple[int, int]
+    release: cst.CSTNode  # the statement that releases
+    label: str
+    consequence: Consequence
+    acquired: cst.CSTNode  # the await that acquired it
+    interrupt: cst.CSTNode  # the first await between the two
+    interrupt_text: str
+
+
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
     """Can two pieces of code with these branch paths never both run in one pass?"""
     for first, second in zip(a, b, strict=False):
@@ -301,6 +317,7 @@ class ModuleAnalysis:
     in_tests: bool = False
     tiers: Tiers = Tiers()
     narrow_handlers: tuple[NarrowHandler, ...] = ()
+    unprotected_releases: tuple[UnprotectedRelease, ...] = ()
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.

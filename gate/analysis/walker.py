@@ -23,7 +23,13 @@ from gate.analysis.cancellation import (
     catches_only_cancellation,
     opens_shield,
 )
-from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
+from gate.analysis.candidates import (
+    FunctionSpan,
+    configured,
+    is_candidate,
+    is_teardown_method,
+    releases_acquired,
+)
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -38,6 +44,7 @@ from gate.analysis.facts import (
     Region,
     RegionKind,
     Tiers,
+    UnprotectedRelease,
     precedes,
 )
 from gate.analysis.summary import FunctionSummary
@@ -808,6 +815,7 @@ class _Analyser:
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
         self.narrow_handlers: list[NarrowHandler] = []
+        self.unprotected_releases: list[UnprotectedRelease] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
         self.links = _Links()
@@ -866,6 +874,10 @@ class _Analyser:
         from gate.analysis.handlers import narrow_handlers
 
         self.narrow_handlers += narrow_handlers(self, span)
+        if releases_acquired(span, self.config):
+            from gate.analysis.releases import unprotected_releases
+
+            self.unprotected_releases += unprotected_releases(self, span)
         kind = whole_body_kind(span, self.config)
         if kind is not None:
             return [self.analyse(span, kind, function.body)]
@@ -936,7 +948,7 @@ def analyse_functions(
     """
     analyser = _Analyser(lines, spans, config, project)
     if candidates is None:
-        candidates = [span for span in spans if is_candidate(span, config)]
+        candidates = [span for span in spans if is_candidate(span, config, not in_tests)]
     pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
     # A function whose whole body was a region needs no second look as a helper; one with only
     # a finally block still does, since an awaiting caller can be interrupted anywhere in it.
@@ -950,6 +962,7 @@ def analyse_functions(
         in_tests,
         tiers,
         tuple(analyser.narrow_handlers),
+        tuple(analyser.unprotected_releases),
     )
 
 
