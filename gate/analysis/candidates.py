@@ -204,26 +204,29 @@ def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
     """The final names of method calls whose receiver or an argument is a value the function
     acquired with an await, a container it put one in, or an item of such a container."""
     nodes = list(_own_nodes(function))
-    holders = {
-        target.id
-        for node in nodes
-        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Await)
-        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(target, ast.Name)
-    }
+    holders = _awaited_targets(nodes)
     if not holders:
         return ()
     holders |= {name for node in nodes for name in _container_of(node, holders)}
     holders |= {name for node in nodes for name in _item_of(node, holders)}
     acted = {
-        _final_name(node.func)
+        node.func.attr
         for node in nodes
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and _names([*node.args, node.func.value]) & holders
     }
-    acted.discard("")
     return tuple(sorted(acted))
+
+
+def _awaited_targets(nodes: list[ast.AST]) -> set[str]:
+    """Names bound to an awaited value: `conn = await pool.acquire()`."""
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Await):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {target.id for target in targets if isinstance(target, ast.Name)}
+    return found
 
 
 def _container_of(node: ast.AST, holders: set[str]) -> set[str]:

@@ -241,24 +241,34 @@ class _NarrowHandlers:
         undoes the object's state (`self._abort()`); in a timeout handler, a state change (a
         cancel abandons the wait as the timeout does). A handler for one other error is that
         error's own branch."""
-        reraises = _unconditional_raise(handler.body)
-        vocabulary = self.analyser.vocabulary
         steps = []
         for call in collect(handler.body).calls:
             name = final_name(call.func)
             if name is None or _logs(call):
                 continue
-            consequence = _release(vocabulary, call, name) if broad else None
-            if consequence is None and (reraises or broad) and self._gives_back(handler, call):
-                consequence = Consequence.LOSES_WORK
-            if consequence is None and broad and _reraises(handler) and _undoes(handler, call):
-                consequence = Consequence.BEST_EFFORT
+            consequence = self._cost(handler, call, name, broad)
             if consequence is not None:
                 label = f"{dotted_name(call.func) or name}()"
                 steps.append(HandlerStep(call, label, consequence))
         if _catches_timeout(handler):
             steps += self._state_changes(handler)
         return steps
+
+    def _cost(
+        self,
+        handler: cst.ExceptHandler | cst.ExceptStarHandler,
+        call: cst.Call,
+        name: str,
+        broad: bool,
+    ) -> Consequence | None:
+        """What skipping this call of the handler costs, None when it is no cleanup."""
+        consequence = _release(self.analyser.vocabulary, call, name) if broad else None
+        reraises = _unconditional_raise(handler.body)
+        if consequence is None and (reraises or broad) and self._gives_back(handler, call):
+            return Consequence.LOSES_WORK
+        if consequence is None and broad and _reraises(handler) and _undoes(handler, call):
+            return Consequence.BEST_EFFORT
+        return consequence
 
     def _state_changes(
         self, handler: cst.ExceptHandler | cst.ExceptStarHandler

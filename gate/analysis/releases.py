@@ -4,7 +4,7 @@ unprotected-release)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,33 +26,35 @@ def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     body = snippet.function.body
     flow = _Flow(_holders(body), analyser.vocabulary, _suspends(analyser, span))
     body.visit(flow)
-    found = []
-    for release in flow.releases:
-        acquired = flow.acquired.get(release.root)
-        if acquired is None or release.root in flow.sheltered_roots:
-            continue
-        between = [w for w in flow.awaits if _between(w, acquired, release)]
-        between.sort(key=lambda point: point.order < acquired.order)  # this pass's first
-        if not between or acquired.order > release.order:
-            continue
-        found.append(
-            UnprotectedRelease(
-                function=span.qualname,
-                function_lines=(span.first_line, span.last_line),
-                release=release.statement or release.call,
-                label=release.label,
-                consequence=release.consequence,  # type: ignore[arg-type]
-                acquired=acquired.node,
-                interrupt=between[0].node,
-                interrupt_text=_code(snippet.module, between[0].node),
-            )
-        )
+    found = [
+        _fact(span, snippet.module, release, acquired, between)
+        for release, acquired, between in flow.unprotected()
+    ]
     analyser.node_snippets.update(
         (id(node), snippet)
         for item in found
         for node in (item.release, item.acquired, item.interrupt)
     )
     return found
+
+
+def _fact(
+    span: FunctionSpan,
+    module: cst.Module,
+    release: _Release,
+    acquired: _Acquired,
+    between: list[_Await],
+) -> UnprotectedRelease:
+    return UnprotectedRelease(
+        function=span.qualname,
+        function_lines=(span.first_line, span.last_line),
+        release=release.statement or release.call,
+        label=release.label,
+        consequence=release.consequence,  # type: ignore[arg-type]
+        acquired=acquired.node,
+        interrupt=between[0].node,
+        interrupt_text=_code(module, between[0].node),
+    )
 
 
 @dataclass(frozen=True)
@@ -115,22 +117,30 @@ def _holders(body: cst.CSTNode) -> dict[str, str]:
     the container."""
     from libcst import matchers
 
-    roots: dict[str, str] = {}
-    for assign in matchers.findall(body, matchers.Assign(value=matchers.Await())):
-        for target in assign.targets:  # type: ignore[attr-defined]
-            if isinstance(target.target, cst.Name):
-                roots[target.target.value] = target.target.value
+    roots = {name: name for name in _awaited_targets(body)}
     if not roots:
         return roots
     for call in collect(body).calls:
         if _container_add(call) and _names(call.args) & roots.keys():
-            for name in _names_of([call.func.value]):  # type: ignore[attr-defined]
-                roots[name] = name
+            roots.update((name, name) for name in _names_of([call.func.value]))  # type: ignore[attr-defined]
     for loop in matchers.findall(body, matchers.For() | matchers.CompFor()):
         containers = _names_of([loop.iter]) & roots.keys()  # type: ignore[attr-defined]
-        for name in _names_of([loop.target]) if containers else ():  # type: ignore[attr-defined]
-            roots[name] = roots[next(iter(containers))]
+        if containers:
+            root = roots[min(containers)]
+            roots.update((name, root) for name in _names_of([loop.target]))  # type: ignore[attr-defined]
     return roots
+
+
+def _awaited_targets(body: cst.CSTNode) -> set[str]:
+    """Names bound to an awaited value: `conn = await pool.acquire()`."""
+    from libcst import matchers
+
+    return {
+        target.target.value  # type: ignore[attr-defined]
+        for assign in matchers.findall(body, matchers.Assign(value=matchers.Await()))
+        for target in assign.targets  # type: ignore[attr-defined]
+        if isinstance(target.target, cst.Name)
+    }
 
 
 def _container_add(call: cst.Call) -> bool:
@@ -244,19 +254,43 @@ class _Flow(cst.CSTVisitor):
             for name in _names_of([receiver]):
                 self.acquired.setdefault(name, _Acquired(order, tuple(self.loops), node))
             return
-        name = final_name(node.func)
-        if name is None or receiver is None or not self.vocabulary.releases(name):
-            return  # a plain function handed the value (`cleanup_images(project)`) is no release
+        name = self._release_name(node)
+        if name is not None:
+            self._release(node, name, roots, order)
+
+    def _release(self, node: cst.Call, name: str, roots: set[str], order: int) -> None:
+        """Note a release of these acquired values: on the normal path, or sheltered (in a
+        `finally:` or handler, which covers every way out)."""
         if self.sheltered:
             self.sheltered_roots |= roots
             return
+        receiver = node.func.value  # type: ignore[attr-defined]
         label = f"{dotted_name(node.func) or name}()"
-        receiver_name = dotted_name(receiver) if receiver is not None else None
-        consequence = self.vocabulary.consequence(name, receiver_name)
-        for root in sorted(roots):
-            self.releases.append(
-                _Release(order, tuple(self.loops), self.statement, node, root, label, consequence)
-            )
+        consequence = self.vocabulary.consequence(name, dotted_name(receiver))  # type: ignore[arg-type]
+        loops = tuple(self.loops)
+        self.releases += [
+            _Release(order, loops, self.statement, node, root, label, consequence)
+            for root in sorted(roots)
+        ]
+
+    def _release_name(self, call: cst.Call) -> str | None:
+        """The name of a method call that releases (close, release, kill, ...); a plain function
+        handed the value (`cleanup_images(project)`) often acts on something else."""
+        name = final_name(call.func)
+        if not isinstance(call.func, cst.Attribute) or name is None:
+            return None
+        return name if self.vocabulary.releases(name) else None
+
+    def unprotected(self) -> Iterator[tuple[_Release, _Acquired, list[_Await]]]:
+        """Each release on the normal path, what it releases, and the awaits in between."""
+        for release in self.releases:
+            acquired = self.acquired.get(release.root)
+            if acquired is None or release.root in self.sheltered_roots:
+                continue
+            between = [w for w in self.awaits if _between(w, acquired, release)]
+            between.sort(key=lambda point: point.order < acquired.order)  # this pass's first
+            if between and acquired.order < release.order:
+                yield release, acquired, between
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:

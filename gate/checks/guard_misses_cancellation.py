@@ -109,32 +109,43 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         reported: set[int] = set()
         for point in region.points:
             skipped = [] if point.guarded else _skippable(point, region)
-            per_item = not point.guarded and any(e.per_item for e in point.enclosures)
-            if not (skipped or per_item):
+            if point.guarded:
                 continue
             for enclosure in point.enclosures:
-                if not misses_cancellation(enclosure) or id(enclosure.node) in reported:
-                    continue
-                if not (skipped or enclosure.per_item):
+                if id(enclosure.node) in reported or not _reported(enclosure, bool(skipped)):
                     continue
                 reported.add(id(enclosure.node))
-                what = (
-                    "suppress" if enclosure.kind is EnclosureKind.SUPPRESS else "this except clause"
-                )
-                where = locate(point.node)
-                message = (
-                    f"{what} guards `{point.text}` (line {where.line}) but does not "
-                    "catch cancellation, a BaseException: an interrupt there still skips the "
-                    "teardown"
-                )
-                yield RULE.finding(
-                    locate(enclosure.report_node),
-                    message,
-                    f"{region.function}\x1f{point.text}",
-                    related=(Related(where, "interrupt point"),),
-                    detail=region.teardown_detail((where,), locate),
-                    severity=analysis.severity(_at_stake(point, region, skipped), region),
-                )
+                yield _finding(analysis, locate, region, point, enclosure, skipped)
+
+
+def _reported(enclosure: Enclosure, skips: bool) -> bool:
+    """A guard that misses cancellation and lets it skip later steps or later items."""
+    return misses_cancellation(enclosure) and (skips or enclosure.per_item)
+
+
+def _finding(
+    analysis: ModuleAnalysis,
+    locate: Locate,
+    region: Region,
+    point: InterruptPoint,
+    enclosure: Enclosure,
+    skipped: list[CriticalStep],
+) -> Finding:
+    what = "suppress" if enclosure.kind is EnclosureKind.SUPPRESS else "this except clause"
+    where = locate(point.node)
+    message = (
+        f"{what} guards `{point.text}` (line {where.line}) but does not "
+        "catch cancellation, a BaseException: an interrupt there still skips the "
+        "teardown"
+    )
+    return RULE.finding(
+        locate(enclosure.report_node),
+        message,
+        f"{region.function}\x1f{point.text}",
+        related=(Related(where, "interrupt point"),),
+        detail=region.teardown_detail((where,), locate),
+        severity=analysis.severity(_at_stake(point, region, skipped), region),
+    )
 
 
 RULE = Rule(

@@ -94,7 +94,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import CriticalStep, EnclosureKind, InterruptPoint, ModuleAnalysis
+from gate.analysis.facts import (
+    CriticalStep,
+    EnclosureKind,
+    InterruptPoint,
+    ModuleAnalysis,
+    Region,
+)
 from gate.model import Family, Finding, Related, Severity
 from gate.rule import Locate, Rule
 
@@ -128,21 +134,30 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
             cut = [point for point in step.points if held_and_cut(point)]
-            if not cut:
-                continue
-            interrupts = tuple(locate(point.node) for point in cut)
-            holder = next(e for e in cut[0].enclosures if e.kind in HOLDING and e.holds)
-            related = ()
-            if holder.report_node is not None:
-                related = (Related(locate(holder.report_node), "holds the interrupt"),)
-            yield RULE.finding(
-                locate(step.statement),
-                _message(step, cut[0]),
-                f"{region.function}\x1f{step.text}",
-                related=related,
-                detail=region.teardown_detail(interrupts, locate),
-                severity=analysis.severity([step.consequence], region),
-            )
+            if cut:
+                yield _finding(analysis, locate, region, step, cut)
+
+
+def _finding(
+    analysis: ModuleAnalysis,
+    locate: Locate,
+    region: Region,
+    step: CriticalStep,
+    cut: list[InterruptPoint],
+) -> Finding:
+    interrupts = tuple(locate(point.node) for point in cut)
+    holder = next(e for e in cut[0].enclosures if e.kind in HOLDING and e.holds)
+    related = ()
+    if holder.report_node is not None:
+        related = (Related(locate(holder.report_node), "holds the interrupt"),)
+    return RULE.finding(
+        locate(step.statement),
+        _message(step, cut[0]),
+        f"{region.function}\x1f{step.text}",
+        related=related,
+        detail=region.teardown_detail(interrupts, locate),
+        severity=analysis.severity([step.consequence], region),
+    )
 
 
 RULE = Rule(
