@@ -52,6 +52,8 @@ Under trio and anyio the same await is reported once, as unshielded-teardown-awa
 ## Known problems
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
+held-step-cut-short reports a held step where the project's code of the callee shows steps after
+its first exposed suspension.
 
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
