@@ -94,3 +94,23 @@ class Runtime:
             # ok: held-step-cut-short
             # ruleid: unguarded-cleanup-await
             await self.stop()
+
+    async def stop_awaiting_a_step(self):
+        # its only suspension is the step it awaits: whether that step finishes is its callee's
+        # business, reported there
+        # ruleid: unguarded-cleanup-await
+        await self.sandbox.stop()
+
+    async def run_callee_awaits_its_step(self, trace):
+        try:
+            await self.serve()
+        finally:
+            cancelled = None
+            try:
+                # ok: held-step-cut-short
+                await self.stop_awaiting_a_step()
+            except asyncio.CancelledError as error:
+                cancelled = error
+            trace.save()
+            if cancelled is not None:
+                raise cancelled
