@@ -7,9 +7,9 @@ import functools
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
@@ -20,14 +20,17 @@ from gate.config import ConfigError, LoadedConfig, load_config
 from gate.diff import DiffError, changed_lines
 from gate.discovery import UsageError
 from gate.engine import RunOptions
-from gate.filters import SelectionError, normalise_codes, selection
+from gate.filters import Selection, SelectionError, normalise_codes, selection
 from gate.fsutil import atomic_write, display_path
 from gate.model import Severity
 from gate.pipeline import CheckResult, measure_paths, run_check
 from gate.progress import progress_bar
-from gate.report import RENDERERS
+from gate.report import CARRIES_FIXES, RENDERERS
 from gate.report.context import ReportContext
 from gate.report.sources import PathView, link_function
+
+if TYPE_CHECKING:
+    from gate.fix.files import FixRun
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -143,6 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REPORT",
         help="a `gate seams --format json` report: mark the findings its failing seams confirm",
     )
+    fixes = check.add_mutually_exclusive_group()
+    fixes.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite the teardown findings gate can fix, in place and atomically, then report "
+        "what remains",
+    )
+    fixes.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="print the fixes as a unified diff instead of writing them (or the report)",
+    )
 
     check.set_defaults(handler=_run_check)
 
@@ -251,15 +266,18 @@ def _emit(rendered: str, output: Path | None, out: Terminal, color: bool) -> Non
         sys.stdout.write(rendered)
 
 
-def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
-    """The run's findings through the pipeline, narrowed by --diff and marked by --seams."""
+def _selection(args: argparse.Namespace, loaded: LoadedConfig) -> Selection:
     source = display_path(loaded.source) if loaded.source is not None else "defaults"
     try:
-        chosen = selection(
+        return selection(
             loaded.settings.select, loaded.settings.ignore, source, args.select, args.ignore
         )
     except SelectionError as error:
         raise ConfigError(str(error)) from None
+
+
+def _checked(args: argparse.Namespace, loaded: LoadedConfig, chosen: Selection) -> CheckResult:
+    """The run's findings through the pipeline, narrowed by --diff and marked by --seams."""
     changed = changed_lines(loaded.root, args.diff) if args.diff else None
     result = run_check(
         args.paths, loaded, chosen, _run_options(args), base=args.diff, changed=changed
@@ -271,18 +289,72 @@ def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
     return result
 
 
+def _with_fixes(result: CheckResult, loaded: LoadedConfig, chosen: Selection) -> FixRun:
+    from gate.fix.files import plan_fixes  # libcst loads only when fixes are asked for
+
+    run = plan_fixes(result.findings, loaded.root, loaded.settings, chosen)
+    result.findings = run.findings
+    return run
+
+
+def _report_unfixable(run: FixRun, shown: Callable[[str], str]) -> None:
+    for finding in run.unfixable():
+        where = finding.location
+        assert finding.fix is not None
+        sys.stderr.write(
+            f"{shown(where.path)}:{where.line}:{where.column}: {finding.code} has no automatic "
+            f"fix: {finding.fix.note}\n"
+        )
+
+
+def _show_fixes(args: argparse.Namespace, run: FixRun, loaded: LoadedConfig, out: Terminal) -> None:
+    shown = PathView.of(loaded.root).shown
+    _emit("".join(file.diff(shown(file.path)) for file in run.files), args.output, out, False)
+    _report_unfixable(run, shown)
+    fixable = len(run.fixed_findings())
+    sys.stderr.write(
+        f"gate: {fixable} finding(s) in {len(run.files)} file(s) would be fixed by "
+        "`gate check --fix`\n"
+    )
+
+
+def _apply_fixes(run: FixRun, loaded: LoadedConfig) -> None:
+    shown = PathView.of(loaded.root).shown
+    for file in run.files:
+        file.write()
+    _report_unfixable(run, shown)
+    sys.stderr.write(
+        f"gate: fixed {len(run.fixed_findings())} finding(s) in {len(run.files)} file(s)\n"
+    )
+
+
 def _run_check(args: argparse.Namespace, out: Terminal) -> int:
     start = args.paths[0] if args.paths else Path(".")
     loaded = load_config(args.config, start)
-    result = _checked(args, loaded)
+    chosen = _selection(args, loaded)
+    result = _checked(args, loaded, chosen)
+    if args.fix or args.show_fixes:
+        run = _with_fixes(result, loaded, chosen)
+        if args.show_fixes:
+            _show_fixes(args, run, loaded, out)
+            return _exit_code(result, args)
+        _apply_fixes(run, loaded)
+        if run.files:
+            result = _checked(args, loaded, chosen)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
+    if args.format in CARRIES_FIXES or summary_file:
+        _with_fixes(result, loaded, chosen)
     color = args.output is None and args.format == "text" and out.is_terminal
     context = _report_context(result, loaded, color)
     _emit(RENDERERS[args.format](context), args.output, out, color)
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if args.format == "github" and summary_file:
+    if summary_file:
         # GitHub shows 10 annotations of each level per step; the summary holds them all.
         with open(summary_file, "a", encoding="utf-8") as stream:
             stream.write(RENDERERS["markdown"](context))
+    return _exit_code(result, args)
+
+
+def _exit_code(result: CheckResult, args: argparse.Namespace) -> int:
     failing = any(f.severity is Severity.ERROR for f in result.findings)
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
 

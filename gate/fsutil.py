@@ -15,12 +15,14 @@ def display_path(path: str | os.PathLike[str]) -> str:
         return Path(path).as_posix()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename; raises OSError."""
+def atomic_write(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """Write `text` to `path` through a temporary file and a rename; raises OSError (and
+    UnicodeEncodeError when `encoding` cannot spell the text). Line endings are written as
+    they are in `text`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+        with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())

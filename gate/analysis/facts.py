@@ -150,6 +150,7 @@ class Region:
     points: tuple[InterruptPoint, ...]
     steps: tuple[CriticalStep, ...]
     cancel_handlers: tuple[CancelHandler, ...]
+    body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:

@@ -36,7 +36,11 @@ def teardown_findings(
         reason = str(error) if isinstance(error, AnalysisError) else "nested too deeply"
         message = f"teardown rules skipped: {reason}, though Python can parse it"
         return [analysis_skipped.finding(path, message, line, column)]
-    locate = _locator(path, analysis)
+    return judge(analysis, locator(path, analysis))
+
+
+def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
+    """Every teardown rule's findings over the facts, each fingerprint distinct."""
     findings: list[Finding] = []
     for rule in rules_of(Family.TEARDOWN):
         assert rule.check is not None
@@ -44,7 +48,7 @@ def teardown_findings(
     return _unique_anchors(findings)
 
 
-def _locator(path: str, analysis: ModuleAnalysis) -> Locate:
+def locator(path: str, analysis: ModuleAnalysis) -> Locate:
     """Positions of reported nodes, resolved for the one parsed function a node lives in, and
     only when a finding needs it."""
     positions: dict[object, Location] = {}

@@ -480,7 +480,12 @@ class _RegionWalker:
 
     # -- the frozen result
     def region(
-        self, kind: RegionKind, function: str, origin: str, function_lines: tuple[int, int]
+        self,
+        kind: RegionKind,
+        function: str,
+        origin: str,
+        function_lines: tuple[int, int],
+        body: cst.BaseSuite | None = None,
     ) -> Region:
         """The region's facts, each interrupt point marked guarded/shielded."""
         resolved = {id(point): self._resolve(point) for point in self.points}
@@ -496,6 +501,7 @@ class _RegionWalker:
             points=tuple(resolved[id(point)] for point in self.points),
             steps=steps,
             cancel_handlers=tuple(self.cancel_handlers),
+            body=body,
         )
 
     def _resolve(self, point: InterruptPoint) -> InterruptPoint:
@@ -629,7 +635,8 @@ class _Analyser:
         snippet = self.snippet_of(span)
         walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.tokens)
         walker.walk_suite(body)
-        region = walker.region(kind, span.qualname, origin, (span.first_line, span.last_line))
+        lines = (span.first_line, span.last_line)
+        region = walker.region(kind, span.qualname, origin, lines, body)
         self.regions.append(region)
         nodes: list[object] = [handler.node for handler in region.cancel_handlers]
         nodes += [step.statement for step in region.steps]

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 
 from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis
 from gate.model import Family, Finding, Related, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -192,4 +192,5 @@ RULE = Rule(
     fix="Keep the exception (except CancelledError as e: interrupt = e) and re-raise it once the "
     "teardown is done.",
     check=check,
+    autofix=Autofix.KEEP,
 )

@@ -69,7 +69,7 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.model import Family, Finding, Related, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def misses_cancellation(enclosure: Enclosure) -> bool:
@@ -125,4 +125,5 @@ RULE = Rule(
     fix="Also catch asyncio.CancelledError (a BaseException), keep it, and re-raise it after "
     "the remaining steps.",
     check=check,
+    autofix=Autofix.HOLD,
 )

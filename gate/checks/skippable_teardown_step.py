@@ -68,7 +68,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.model import Family, Finding, Related, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def _message(region: Region, step: CriticalStep, first: InterruptPoint, line: int) -> str:
@@ -110,4 +110,5 @@ RULE = Rule(
     fix="Hold the interrupt around each earlier await (except CancelledError as e: keep e), "
     "finish every step, then re-raise it.",
     check=check,
+    autofix=Autofix.HOLD,
 )

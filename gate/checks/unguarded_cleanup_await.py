@@ -59,7 +59,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
 from gate.model import Family, Finding, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
@@ -98,4 +98,5 @@ RULE = Rule(
     fix="Await the step inside try/except CancelledError that keeps the exception and re-raises "
     "it after the remaining steps (asyncio.shield alone is not enough).",
     check=check,
+    autofix=Autofix.HOLD,
 )

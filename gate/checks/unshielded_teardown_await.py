@@ -51,7 +51,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
 from gate.model import Family, Finding, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
@@ -81,4 +81,5 @@ RULE = Rule(
     fix="Wrap the teardown awaits in `with trio.move_on_after(T, shield=True):` "
     "(anyio.move_on_after(T, shield=True) under anyio).",
     check=check,
+    autofix=Autofix.SHIELD,
 )
