@@ -318,14 +318,23 @@ def _show_fixes(args: argparse.Namespace, run: FixRun, loaded: LoadedConfig, out
     )
 
 
-def _apply_fixes(run: FixRun, loaded: LoadedConfig) -> None:
-    shown = PathView.of(loaded.root).shown
+def _fix(
+    args: argparse.Namespace, result: CheckResult, loaded: LoadedConfig, chosen: Selection
+) -> CheckResult:
+    """Write every file the fixes change, then check again: what remains, each finding gate
+    cannot fix saying why on stderr."""
+    run = _with_fixes(result, loaded, chosen)
+    before = len([f for f in result.findings if f.fix is not None])
     for file in run.files:
         file.write()
-    _report_unfixable(run, shown)
-    sys.stderr.write(
-        f"gate: fixed {len(run.fixed_findings())} finding(s) in {len(run.files)} file(s)\n"
-    )
+    written = len(run.files)
+    if written:
+        result = _checked(args, loaded, chosen)
+        run = _with_fixes(result, loaded, chosen)
+    _report_unfixable(run, PathView.of(loaded.root).shown)
+    fixed = before - len([f for f in result.findings if f.fix is not None])
+    sys.stderr.write(f"gate: fixed {fixed} finding(s) in {written} file(s)\n")
+    return result
 
 
 def _run_check(args: argparse.Namespace, out: Terminal) -> int:
@@ -333,14 +342,11 @@ def _run_check(args: argparse.Namespace, out: Terminal) -> int:
     loaded = load_config(args.config, start)
     chosen = _selection(args, loaded)
     result = _checked(args, loaded, chosen)
-    if args.fix or args.show_fixes:
-        run = _with_fixes(result, loaded, chosen)
-        if args.show_fixes:
-            _show_fixes(args, run, loaded, out)
-            return _exit_code(result, args)
-        _apply_fixes(run, loaded)
-        if run.files:
-            result = _checked(args, loaded, chosen)
+    if args.show_fixes:
+        _show_fixes(args, _with_fixes(result, loaded, chosen), loaded, out)
+        return _exit_code(result, args)
+    if args.fix:
+        result = _fix(args, result, loaded, chosen)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
     if args.format in CARRIES_FIXES or summary_file:
         _with_fixes(result, loaded, chosen)

@@ -52,6 +52,22 @@ Only handlers inside a teardown region are checked: a worker loop's top-level
 `except CancelledError: pass` is a choice this rule does not judge. A flag counts as kept when it
 is read anywhere else in the function, even if it is never acted on.
 
+## Fix
+`gate check --fix` makes the handler keep what it caught (`except asyncio.CancelledError as
+error: interrupt = interrupt or error`, naming the exception when the handler did not) and
+re-raises it after the rest of the region, so the teardown still finishes and the task still
+ends cancelled. A handler that also catches ordinary exceptions (`except BaseException`, a bare
+`except:`) keeps only what is not an `Exception`: ordinary errors stay swallowed, as before. A
+`suppress` of cancellation becomes a `try` that still suppresses the other exceptions it named and
+keeps the cancellation.
+
+## Fix safety
+The task now ends cancelled where it used to carry on: that is the point, but code that relied on
+the swallow (a worker loop inside a teardown) changes behaviour. There is no fix, and the finding
+says why, when a `return`, `break` or `continue` leaves the region or it yields (the kept
+cancellation would be lost or wait), for an `except*` handler (re-raising its group would change
+what is raised), and for a `suppress` that shares its `with` with other context managers.
+
 ## Options
 None.
 """

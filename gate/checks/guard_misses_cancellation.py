@@ -52,6 +52,23 @@ async def run(self):
 A handler for a name gate cannot resolve (an alias of `BaseException`, a variable holding
 `anyio.get_cancelled_exc_class()`) is taken as narrower than cancellation.
 
+## Fix
+`gate check --fix` gives the `try` one more handler, after its own, that holds what they let
+through: `except BaseException as error: interrupt = interrupt or error`; the held interrupt is
+re-raised after the rest of the region. A `suppress(...)` is wrapped in such a `try`. The
+existing handlers still catch what they caught; only cancellation (and the other
+`BaseException`s) is held now instead of skipping the teardown.
+
+## Fix safety
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. Nothing changes on the path without an interrupt. There is no fix, and the finding
+says why, when a `return`, `break` or `continue` leaves the region or it yields (the held
+interrupt would be lost or wait), when the awaited statement sets a name read later in the
+region (it would be read unset), when the await is inside a comprehension, when the step is
+inside the very statement that awaits (the body of an `async with`, an `if` whose test awaits),
+or when nothing runs after the held await (holding would change nothing at run time).
+
 ## Options
 The critical-step options of skippable-teardown-step decide which awaits matter.
 """

@@ -56,6 +56,38 @@ missed unless marked with `# gate: critical`. Order is source order: an await in
 and a step in the `else` branch are known not to precede each other, but a `return` or `raise`
 between them is not followed. Helpers are followed only within one module.
 
+## Fix
+`gate check --fix` (and the suggestion in review formats) holds the interrupt at every unguarded
+await before the step, runs the rest of the region, then re-raises the first interrupt it held,
+the same object:
+```
+finally:
+    interrupt: BaseException | None = None
+    try:
+        await self.post_run()
+    except BaseException as error:
+        interrupt = interrupt or error
+    self.write_result()
+    if interrupt is not None:
+        raise interrupt
+```
+A region that already holds in a variable (`interrupt = None` above, `if interrupt is not None:
+raise interrupt` at its end) has that variable extended rather than a second one added. An await
+inside a `try` whose handlers miss cancellation gains a handler after them (they still see what
+they saw before); one under a `suppress(...)` has the `with` wrapped. Under trio/anyio the awaits
+go under a shielded cancel scope instead (see unshielded-teardown-await): a held cancel would
+fire again at the next await.
+
+## Fix safety
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. Nothing changes on the path without an interrupt. There is no fix, and the finding
+says why, when a `return`, `break` or `continue` leaves the region or it yields (the held
+interrupt would be lost or wait), when the awaited statement sets a name read later in the
+region (it would be read unset), when the await is inside a comprehension, when the step is
+inside the very statement that awaits (the body of an `async with`, an `if` whose test awaits),
+or when nothing runs after the held await (holding would change nothing at run time).
+
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
 - `tool.gate.teardown.teardown-functions`: qualname globs whose whole body is a region.

@@ -48,6 +48,23 @@ async def run(sandbox):
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
 
+## Fix
+`gate check --fix` holds the interrupt at the step's await (`try:` ... `except BaseException as
+error: interrupt = interrupt or error`), runs the rest of the region, then re-raises the first
+interrupt held, as for skippable-teardown-step. The step itself still stops where the cancel
+landed: the hold lets what follows it run. When nothing follows, holding would change nothing at
+run time and there is no fix: make the step idempotent, or under trio/anyio shield it.
+
+## Fix safety
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. Nothing changes on the path without an interrupt. There is no fix, and the finding
+says why, when a `return`, `break` or `continue` leaves the region or it yields (the held
+interrupt would be lost or wait), when the awaited statement sets a name read later in the
+region (it would be read unset), when the await is inside a comprehension, when the step is
+inside the very statement that awaits (the body of an `async with`, an `if` whose test awaits),
+or when nothing runs after the held await (holding would change nothing at run time).
+
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
 - The critical-step options of skippable-teardown-step.

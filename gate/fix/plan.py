@@ -8,7 +8,7 @@ region is a set of `Edits` for the rewriter, or the reason no rewrite is safe.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -264,13 +264,55 @@ def hold_boundaries(targets: RegionTargets) -> dict[int, tuple[cst.CSTNode, bool
         _skipped_inside(targets, point, boundary)
         _values_used_later(targets, boundary)
         found[id(boundary)] = (boundary, as_handler)
+
+    def held_by(node: cst.CSTNode, as_handler: bool) -> cst.CSTNode:
+        # a `try` that gains a handler holds what escapes its body, not its handlers
+        return node.body if as_handler else node  # type: ignore[attr-defined]
+
     return {
         key: (node, as_handler)
         for key, (node, as_handler) in found.items()
         if not any(
-            other is not node and targets.tree.contains(other, node) for other, _ in found.values()
+            other is not node and targets.tree.contains(held_by(other, handler), node)
+            for other, handler in found.values()
         )
     }
+
+
+def _runs_after(targets: RegionTargets, boundary: cst.CSTNode) -> bool:
+    """Does anything of the region run after `boundary` once its interrupt is held: a later
+    statement (a trailing `raise` aside), or a later iteration of a loop around it?"""
+    node = boundary
+    while node is not targets.body:
+        parent = targets.tree.parent(node)
+        if parent is None:
+            return False
+        if isinstance(parent, cst.For | cst.While):
+            return True
+        siblings = getattr(parent, "body", None)
+        if isinstance(siblings, Sequence) and any(s is node for s in siblings):
+            later = list(siblings)[[id(s) for s in siblings].index(id(node)) + 1 :]
+            at_end = parent is targets.body and len(later) == 1 and _raises(later[0])
+            if later and not at_end:
+                return True
+        node = parent
+    return False
+
+
+def useful_holds(targets: RegionTargets, boundaries: Iterable[cst.CSTNode]) -> None:
+    """Raises Unsafe when holding changes nothing: no statement of the region runs after any
+    held await, and asyncio cannot finish an awaited step once it is cancelled."""
+    boundaries = list(boundaries)
+    if targets.handlers or targets.suppresses or not boundaries:
+        return
+    if any(_runs_after(targets, boundary) for boundary in boundaries):
+        return
+    line = targets.tree.span(boundaries[-1]).end_line
+    raise Unsafe(
+        f"nothing in the {targets.region.kind.words} runs after line {line}, so holding the "
+        "interrupt would change nothing at run time; a cancelled await cannot be finished: make "
+        "the step idempotent (or, under trio/anyio, shield it)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

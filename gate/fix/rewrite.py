@@ -82,10 +82,13 @@ class Edits:
 class _Templates:
     """Statements parsed in the function's own indentation."""
 
-    def __init__(self, module: cst.Module, error: str) -> None:
+    def __init__(self, module: cst.Module, error: str, indent: str) -> None:
         self.config = module.config_for_parsing
-        self.indent = module.default_indent
+        self.indent = indent
         self.error = error
+
+    def block(self, body: Sequence[cst.BaseStatement]) -> cst.IndentedBlock:
+        return cst.IndentedBlock(body=body, indent=self.indent)
 
     def statement(self, code: str) -> cst.BaseStatement:
         return cst.parse_statement(code, self.config)
@@ -143,10 +146,10 @@ def _lines_of_suite(suite: cst.SimpleStatementSuite) -> list[cst.BaseStatement]:
 class Rewriter(cst.CSTTransformer):
     """Applies `Edits` to the function they were planned on."""
 
-    def __init__(self, module: cst.Module, edits: Edits) -> None:
+    def __init__(self, module: cst.Module, edits: Edits, indent: str) -> None:
         super().__init__()
         self.edits = edits
-        self.templates = _Templates(module, edits.error)
+        self.templates = _Templates(module, edits.error, indent)
 
     # -- statements that change in place
 
@@ -167,7 +170,8 @@ class Rewriter(cst.CSTTransformer):
                 name=cst.AsName(name=cst.Name(bound)),
             )
         statement = self.templates.keep_statement(keep.hold, bound, keep.only_cancellation)
-        return updated_node.with_changes(body=_append(updated_node.body, statement))
+        body = _append(updated_node.body, statement, self.templates.indent)
+        return updated_node.with_changes(body=body)
 
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.Try:
         hold = self.edits.add_handler.get(id(original_node))
@@ -219,7 +223,7 @@ class Rewriter(cst.CSTTransformer):
             for original, line in zip(original_node.body, lines, strict=True)
         ]
         groups = self._block_edit(original_node, groups)
-        return cst.IndentedBlock(body=[s for group in groups for s in group])
+        return self.templates.block([s for group in groups for s in group])
 
     def _statement(
         self, original: cst.BaseStatement, updated: cst.BaseStatement
@@ -257,7 +261,7 @@ class Rewriter(cst.CSTTransformer):
     def _wrap(self, statement: cst.BaseStatement, hold: str) -> cst.Try:
         above, own = split_leading(statement.leading_lines)
         return cst.Try(
-            body=cst.IndentedBlock(body=[_with_leading(statement, own)]),
+            body=self.templates.block([_with_leading(statement, own)]),
             handlers=[self.templates.hold_handler(hold)],
             leading_lines=above,
         )
@@ -301,13 +305,13 @@ class Rewriter(cst.CSTTransformer):
         scope = cst.parse_expression(f"{shield.scope}(shield=True)")
         statement = cst.With(
             items=[cst.WithItem(item=scope)],
-            body=cst.IndentedBlock(body=inside),
+            body=self.templates.block(inside),
             leading_lines=[*above, *comments],
         )
         return [*groups[: shield.first], [statement], *groups[shield.last + 1 :]]
 
 
-def _append(body: cst.BaseSuite, statement: cst.BaseStatement) -> cst.BaseSuite:
+def _append(body: cst.BaseSuite, statement: cst.BaseStatement, indent: str) -> cst.BaseSuite:
     """`statement` added at the end of a block; a block that is only a bare `pass` is
     replaced."""
     single = isinstance(body, cst.SimpleStatementSuite)
@@ -319,7 +323,7 @@ def _append(body: cst.BaseSuite, statement: cst.BaseStatement) -> cst.BaseSuite:
         lines.append(statement)
     if isinstance(body, cst.IndentedBlock):
         return body.with_changes(body=lines)
-    return cst.IndentedBlock(body=lines)
+    return cst.IndentedBlock(body=lines, indent=indent)
 
 
 def _bare_pass(statement: cst.BaseStatement) -> bool:

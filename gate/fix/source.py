@@ -12,7 +12,7 @@ import difflib
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -34,6 +34,7 @@ from gate.fix.plan import (
     keep_suppress,
     match,
     shield_range,
+    useful_holds,
 )
 from gate.fix.rewrite import Edits, Rewriter
 from gate.fix.tree import FunctionTree, all_names, fresh_name
@@ -52,11 +53,11 @@ class Analysed:
     trees: dict[int, FunctionTree]
     findings: list[Finding]
     level_triggered: bool
-    shield_scope: tuple[str, str] | None
+    shield_scopes: dict[str, str]
 
 
-def _shield_scope(tree: ast.Module) -> tuple[str, str] | None:
-    """How this module spells a trio/anyio `CancelScope`: (expression, library)."""
+def _shield_scopes(tree: ast.Module) -> dict[str, str]:
+    """How this module spells each trio/anyio `CancelScope` it can reach, by library."""
     found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -67,9 +68,16 @@ def _shield_scope(tree: ast.Module) -> tuple[str, str] | None:
             for alias in node.names:
                 if alias.name == "CancelScope":
                     found[node.module] = alias.asname or alias.name
-    for library in LIBRARIES:
-        if library in found:
-            return found[library], library
+    return found
+
+
+def shield_scope(scopes: dict[str, str], function_code: str) -> tuple[str, str] | None:
+    """The (scope expression, library) for one function: the library it spells out when the
+    module has both, else anyio's (its scope works on either backend)."""
+    named = [lib for lib in LIBRARIES if lib in scopes and f"{lib}." in function_code]
+    for library in [*named, *LIBRARIES]:
+        if library in scopes:
+            return scopes[library], library
     return None
 
 
@@ -101,7 +109,7 @@ def analyse(path: str, text: str, settings: GateConfig) -> Analysed | None:
         return Location(path, found.line, found.column, found.end_line, found.end_column)
 
     findings = judge(analysis, locate)
-    return Analysed(analysis, trees, findings, level_triggered, _shield_scope(tree))
+    return Analysed(analysis, trees, findings, level_triggered, _shield_scopes(tree))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,6 +157,7 @@ def _region_edits(
     if held or targets.handlers or targets.suppresses:
         check_exits(targets)
     boundaries = hold_boundaries(targets) if held else {}
+    useful_holds(targets, (node for node, _ in boundaries.values()))
     edited = [node for node, _ in boundaries.values()]
     edited += [handler.node for handler in targets.handlers]
     edited += [enclosure.node for enclosure in targets.suppresses]
@@ -156,12 +165,14 @@ def _region_edits(
     block, hold = block_edit(targets, edited, candidate)
     taken.add(hold or candidate)
     if targets.points and shielding:
-        if analysed.shield_scope is None:
+        function = targets.tree.snippet.module.code_for_node(targets.tree.snippet.function)
+        scope = shield_scope(analysed.shield_scopes, function)
+        if scope is None:
             raise Unsafe(
                 "the module imports neither `trio` nor `anyio` by name (nor `CancelScope` "
                 "from them), so there is no shielded scope to use"
             )
-        block.shield = shield_range(targets, *analysed.shield_scope)
+        block.shield = shield_range(targets, *scope)
     for boundary, as_handler in boundaries.values():
         assert hold is not None
         (edits.add_handler if as_handler else edits.wrap)[id(boundary)] = hold
@@ -175,14 +186,18 @@ def _region_edits(
     edits.blocks[id(targets.body)] = block
 
 
-def _note(component: Component, analysed: Analysed) -> str:
+def _note(component: Component, edits: Edits) -> str:
+    """What the rewrite does, in a sentence a reviewer reads."""
     parts = []
     for targets in component.regions:
         lines = sorted({targets.tree.span(point.node).line for point in targets.points})
         words = targets.region.kind.words
-        if lines and analysed.level_triggered and analysed.shield_scope:
-            scope = analysed.shield_scope[0]
-            parts.append(f"shield the awaits at line(s) {_listed(lines)} in `{scope}(shield=True)`")
+        shield = edits.blocks[id(targets.body)].shield
+        if lines and shield is not None:
+            parts.append(
+                f"run the awaits at line(s) {_listed(lines)} in `{shield.scope}(shield=True)` "
+                "so that a cancel cannot cut them short"
+            )
         elif lines:
             parts.append(
                 f"hold the interrupt at line(s) {_listed(lines)}, run the rest of the {words}, "
@@ -245,16 +260,24 @@ def _as_file(replacement: str, original: str) -> str:
     return replacement
 
 
+def _indent(snippet: Snippet) -> str:
+    """The function's own indentation step (the wrapper a nested function is parsed in sets
+    the module's default to the function's whole indentation)."""
+    body = snippet.function.body
+    if isinstance(body, cst.IndentedBlock) and body.indent is not None:
+        return body.indent
+    indented = snippet.module.body[0] is not snippet.function
+    return "    " if indented else snippet.module.default_indent
+
+
 def make_fix(component: Component, edits: Edits, lines: list[str], note: str, where: str) -> Fix:
+    """The rewrite as a replacement of the whole lines it changes."""
     snippet = component.tree.snippet
     old_code, first_line = _function_code(snippet.module, snippet)
-    rewritten = snippet.module.visit(Rewriter(snippet.module, edits))
+    rewritten = snippet.module.visit(Rewriter(snippet.module, edits, _indent(snippet)))
     new_code, _ = _function_code(rewritten, snippet)
     old, new = old_code.splitlines(keepends=True), new_code.splitlines(keepends=True)
     start, end, added = _changed(old, new)
-    region_first, region_last = component.spans
-    start = min(start, region_first - first_line)
-    end = max(end, region_last - first_line + 1)
     original = "".join(lines[first_line - 1 + start : first_line - 1 + end])
     replacement = _as_file("".join(new[start : end + added]), original)
     return Fix(
@@ -285,7 +308,7 @@ def plan_component(component: Component, analysed: Analysed, lines: list[str]) -
             _region_edits(targets, edits, taken, analysed)
     except Unsafe as reason:
         return unfixable(component, lines, str(reason), where)
-    return make_fix(component, edits, lines, _note(component, analysed), where)
+    return make_fix(component, edits, lines, _note(component, edits), where)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,7 +322,6 @@ class SourceFixes:
 
     findings: list[Finding]
     fixed: str | None = None
-    components: list[Component] = field(default_factory=list)
 
 
 def apply_fixes(text: str, fixes: Sequence[Fix]) -> str:
@@ -311,26 +333,22 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> str:
     return "".join(lines)
 
 
-def _base_anchor(anchor: str) -> str:
-    return re.sub(r"#\d+$", "", anchor)
+def _key(finding: Finding) -> tuple[str, str]:
+    """What identifies a finding across rewrites: its code and anchor (function and text)."""
+    return finding.code, re.sub(r"#\d+$", "", finding.anchor)
 
 
 def _failing(
-    path: str,
-    text: str,
-    fixed: list[Component],
-    analysed: Analysed,
-    settings: GateConfig,
-    chosen: Selection,
+    path: str, text: str, fixed: list[Component], analysed: Analysed, options: _Options
 ) -> list[Component]:
     """The components whose rewrite leaves a finding it was for (all of them when the fixed
     text does not compile)."""
     new_text = apply_fixes(text, [c.fix for c in fixed if c.fix is not None])
-    again = analyse(path, new_text, settings)
+    again = analyse(path, new_text, options.settings)
     if again is None:
         return fixed
     targeted = {f.fingerprint for c in fixed for f in c.findings}
-    left = without_noqa(chosen.apply(again.findings), {path: suppressions(new_text)})
+    left = without_noqa(options.chosen.apply(again.findings), {path: suppressions(new_text)})
     left = [f for f in left if autofix_of(f) is not None]
     failing, shift = [], 0
     for component in sorted(fixed, key=lambda c: c.fix.start_line):  # type: ignore[union-attr]
@@ -338,16 +356,73 @@ def _failing(
         assert fix is not None and fix.replacement is not None
         first, last = fix.start_line, fix.end_line
         before = {
-            (f.code, _base_anchor(f.anchor))
+            _key(f)
             for f in analysed.findings
             if first <= f.location.line <= last and f.fingerprint not in targeted
         }
         size = len(source_lines(fix.replacement))
         inside = [f for f in left if first + shift <= f.location.line < first + shift + size]
-        if any((f.code, _base_anchor(f.anchor)) not in before for f in inside):
+        if any(_key(f) not in before for f in inside):
             failing.append(component)
         shift += size - (last - first + 1)
     return failing
+
+
+def _overlapping(grouped: list[Component]) -> None:
+    """Fixes whose lines overlap (a nested function's and its enclosing region's) cannot be
+    applied at once: the inner one goes first, the outer one in the next round."""
+    taken: list[Fix] = []
+    for component in sorted(grouped, key=lambda c: c.fix.end_line - c.fix.start_line):  # type: ignore[union-attr]
+        fix = component.fix
+        if fix is None or not fix.available:
+            continue
+        clash = next(
+            (t for t in taken if t.start_line <= fix.end_line and fix.start_line <= t.end_line),
+            None,
+        )
+        if clash is None:
+            taken.append(fix)
+            continue
+        component.fix = replace(
+            fix,
+            replacement=None,
+            note=f"the fix at lines {clash.start_line}-{clash.end_line} (a nested function) "
+            "overlaps this one; `gate check --fix` applies them one after the other",
+        )
+
+
+@dataclass(frozen=True)
+class _Options:
+    settings: GateConfig
+    chosen: Selection
+
+
+def _round(path: str, text: str, wanted: set[tuple[str, str]], options: _Options):
+    """One round of planning on `text` for the findings whose key is `wanted`: the components
+    with their Fix, and the text with the available ones applied (None: nothing changes)."""
+    analysed = analyse(path, text, options.settings)
+    if analysed is None:
+        return [], None
+    lines = source_lines(text)
+    targeted = [f for f in analysed.findings if _key(f) in wanted]
+    grouped = components(match(FactIndex(analysed.analysis, analysed.trees), targeted))
+    for component in grouped:
+        component.fix = plan_component(component, analysed, lines)
+    _overlapping(grouped)
+    fixed = [c for c in grouped if c.fix is not None and c.fix.available]
+    while fixed:
+        failing = _failing(path, text, fixed, analysed, options)
+        if not failing:
+            break
+        for component in failing:
+            assert component.fix is not None
+            component.fix = replace(component.fix, replacement=None, note=BUG_NOTE)
+        fixed = [c for c in fixed if all(c is not f for f in failing)]
+    new_text = apply_fixes(text, [c.fix for c in fixed if c.fix is not None])
+    return grouped, new_text if fixed and new_text != text else None
+
+
+ROUNDS = 3  # nested functions with fixes of their own need one round per level
 
 
 def fix_source(
@@ -357,27 +432,22 @@ def fix_source(
     settings: GateConfig,
     chosen: Selection,
 ) -> SourceFixes:
-    """Plan a fix for every reported finding whose rule has one; see the module docs."""
-    wanted = {f.fingerprint for f in reported if autofix_of(f) is not None}
-    analysed = analyse(path, text, settings) if wanted else None
-    if analysed is None:
+    """Plan a fix for every reported finding whose rule has one; see the module docs.
+
+    The findings come back with the Fix planned on `text` (what a review suggests); `fixed` is
+    the text after every round of fixes (what `--fix` writes).
+    """
+    wanted = {_key(f) for f in reported if autofix_of(f) is not None}
+    if not wanted:
         return SourceFixes(list(reported))
-    lines = source_lines(text)
-    targeted = [f for f in analysed.findings if f.fingerprint in wanted]
-    index = FactIndex(analysed.analysis, analysed.trees)
-    grouped = components(match(index, targeted))
-    for component in grouped:
-        component.fix = plan_component(component, analysed, lines)
-    fixed = [c for c in grouped if c.fix is not None and c.fix.available]
-    while fixed:
-        failing = _failing(path, text, fixed, analysed, settings, chosen)
-        if not failing:
-            break
-        for component in failing:
-            assert component.fix is not None
-            component.fix = replace(component.fix, replacement=None, note=BUG_NOTE)
-        fixed = [c for c in fixed if c not in failing]
+    options = _Options(settings, chosen)
+    grouped, fixed = _round(path, text, wanted, options)
     by_fingerprint = {f.fingerprint: c.fix for c in grouped for f in c.findings}
     findings = [replace(f, fix=by_fingerprint.get(f.fingerprint, f.fix)) for f in reported]
-    new_text = apply_fixes(text, [c.fix for c in fixed if c.fix is not None]) if fixed else None
-    return SourceFixes(findings, new_text if new_text != text else None, grouped)
+    current = fixed
+    for _ in range(ROUNDS - 1):
+        if current is None:
+            break
+        fixed = current
+        _, current = _round(path, current, wanted, options)
+    return SourceFixes(findings, current or fixed)

@@ -1,0 +1,247 @@
+# Annotated examples for GATE100 skippable-teardown-step (and the other GATE1xx findings that the
+# same code draws). Each marker applies to the next code line.
+import asyncio
+
+
+class NoGuard:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            self._refresh_tool_versions()
+            interrupt: BaseException | None = None
+            try:
+                await self._run_post_commands()
+            except BaseException as error:
+                interrupt = interrupt or error
+            try:
+                # ruleid: skippable-teardown-step
+                # ruleid: unguarded-cleanup-await
+                await self._cleanup()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class GuardOnFirstAwaitOnly:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt = None
+            try:
+                await self._run_post_commands()
+            except asyncio.CancelledError as error:
+                interrupt = error
+            try:
+                # ruleid: unguarded-cleanup-await
+                await self._cleanup()
+            except BaseException as exc:
+                interrupt = interrupt or exc
+            # ruleid: skippable-teardown-step
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class HoldAndReraise:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt = None
+            try:
+                await self._run_post_commands()
+            except asyncio.CancelledError as error:
+                interrupt = error
+            try:
+                # ok: unguarded-cleanup-await
+                await self._cleanup()
+            except asyncio.CancelledError as error:
+                interrupt = interrupt or error
+            # ok: skippable-teardown-step
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class NestedFinallyChain:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self._run_post_commands()
+            finally:
+                try:
+                    # ok: unguarded-cleanup-await
+                    await self._cleanup()
+                finally:
+                    # ok: skippable-teardown-step
+                    self._finalize_result()
+
+
+class ChainTooShort:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self._run_post_commands()
+            finally:
+                try:
+                    # ruleid: unguarded-cleanup-await
+                    await self._cleanup()
+                except BaseException as error:
+                    interrupt = interrupt or error
+                # ruleid: skippable-teardown-step
+                self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class AsyncWithAndForInFinally:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                async with self.lock:
+                    self.flag = False
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+
+    async def drain(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                async for item in self.pending():
+                    self.log(item)
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.save_state()
+            if interrupt is not None:
+                raise interrupt
+
+
+class CancellationHandler:
+    async def run(self):
+        try:
+            await self.evaluate()
+        except asyncio.CancelledError:
+            interrupt: BaseException | None = None
+            try:
+                await self.notify()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.persist_partial()
+            if interrupt is not None:
+                raise interrupt
+            raise
+
+
+class Resource:
+    async def __aexit__(self, *exc_info):
+        interrupt: BaseException | None = None
+        try:
+            # ruleid: unguarded-cleanup-await
+            await self.flush_buffers()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self.release_lock()
+        if interrupt is not None:
+            raise interrupt
+
+
+class LoopCarried:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            for connection in self.connections:
+                try:
+                    # ruleid: skippable-teardown-step
+                    # ruleid: unguarded-cleanup-await
+                    await connection.close()
+                except BaseException as error:
+                    interrupt = interrupt or error
+            if interrupt is not None:
+                raise interrupt
+
+
+class ExclusiveBranches:
+    async def run(self, failed):
+        try:
+            await self.evaluate()
+        finally:
+            if failed:
+                await self.report_failure()
+            else:
+                # ok: skippable-teardown-step
+                self.write_result()
+
+
+class NestedDefInFinally:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+
+            async def later():
+                await self.notify()
+                self.write_result()
+
+            self.schedule(later)
+            # ok: skippable-teardown-step
+            self.write_result()
+
+
+class AwaitedHelper:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            # ruleid: unguarded-cleanup-await
+            await self._teardown()
+
+    async def _teardown(self):
+        interrupt: BaseException | None = None
+        try:
+            await self.notify()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self.remove_temp_dir()
+        if interrupt is not None:
+            raise interrupt
+
+
+class MarkedCritical:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self.notify()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.rows.append(self.result)  # gate: critical
+            if interrupt is not None:
+                raise interrupt
