@@ -135,22 +135,30 @@ def _match_one(index: FactIndex, finding: Finding) -> tuple[Region, list[object]
     if autofix is None or not isinstance(finding.detail, TeardownDetail):
         return None
     if autofix is Autofix.KEEP:
-        where = _key(finding.location)
-        hits: list[tuple[Region, object]] = [*index.handlers.get(where, [])]
-        hits += index.suppresses.get(where, [])
-        if not hits:
-            return None
-        region, fact = min(hits, key=lambda hit: index.size(hit[0]))
-        return region, [fact]
+        return _match_kept(index, finding)
+    return _match_points(index, finding.detail)
+
+
+def _match_kept(index: FactIndex, finding: Finding) -> tuple[Region, list[object]] | None:
+    """The handler or suppress a finding points at, in its innermost region."""
+    where = _key(finding.location)
+    hits: list[tuple[Region, object]] = [*index.handlers.get(where, [])]
+    hits += index.suppresses.get(where, [])
+    if not hits:
+        return None
+    region, fact = min(hits, key=lambda hit: index.size(hit[0]))
+    return region, [fact]
+
+
+def _match_points(index: FactIndex, detail: TeardownDetail) -> tuple[Region, list[object]] | None:
+    """A finding's interrupt points, in the innermost region that has them all."""
     by_region: dict[int, tuple[Region, list[object]]] = {}
-    wanted = {_key(location) for location in finding.detail.interrupts}
+    wanted = {_key(location) for location in detail.interrupts}
     for key in wanted:
         for region, point in index.points.get(key, []):
             by_region.setdefault(id(region), (region, []))[1].append(point)
     complete = [entry for entry in by_region.values() if len(entry[1]) == len(wanted)]
-    if not complete:
-        return None
-    return min(complete, key=lambda entry: index.size(entry[0]))
+    return min(complete, key=lambda entry: index.size(entry[0])) if complete else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,16 +295,23 @@ def _runs_after(targets: RegionTargets, boundary: cst.CSTNode) -> bool:
         parent = targets.tree.parent(node)
         if parent is None:
             return False
-        if isinstance(parent, cst.For | cst.While):
+        if isinstance(parent, cst.For | cst.While) or _followed(targets, parent, node):
             return True
-        siblings = getattr(parent, "body", None)
-        if isinstance(siblings, Sequence) and any(s is node for s in siblings):
-            later = list(siblings)[[id(s) for s in siblings].index(id(node)) + 1 :]
-            at_end = parent is targets.body and len(later) == 1 and _raises(later[0])
-            if later and not at_end:
-                return True
         node = parent
     return False
+
+
+def _followed(targets: RegionTargets, parent: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Does a statement follow `node` in the block (or line) `parent`?"""
+    siblings = getattr(parent, "body", None)
+    if not isinstance(siblings, Sequence):
+        return False
+    position = next((i for i, sibling in enumerate(siblings) if sibling is node), None)
+    if position is None:
+        return False
+    later = list(siblings)[position + 1 :]
+    trailing_raise = parent is targets.body and len(later) == 1 and _raises(later[0])
+    return bool(later) and not trailing_raise
 
 
 def useful_holds(targets: RegionTargets, boundaries: Iterable[cst.CSTNode]) -> None:
@@ -378,26 +393,32 @@ def _raises(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.Raise)
 
 
+def _tested_name(test: cst.BaseExpression) -> str | None:
+    """N for the test `N is not None` or `N`."""
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        if not isinstance(target.operator, cst.IsNot) or not _is_name(target.comparator, "None"):
+            return None
+        test = test.left
+    return test.value if isinstance(test, cst.Name) else None
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
 def _reraised_name(statement: cst.CSTNode) -> str | None:
     """N for `if N is not None: raise N` (or `if N: raise N`)."""
     if not isinstance(statement, cst.If) or statement.orelse is not None:
         return None
-    test = statement.test
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        is_not_none = isinstance(target.operator, cst.IsNot) and isinstance(
-            target.comparator, cst.Name
-        )
-        if not is_not_none or target.comparator.value != "None":  # type: ignore[union-attr]
-            return None
-        test = test.left
-    if not isinstance(test, cst.Name):
-        return None
+    name = _tested_name(statement.test)
     body = statement.body.body
-    if len(body) != 1 or not _raises(body[0]):
+    if name is None or len(body) != 1 or not _raises(body[0]):
         return None
-    raised = body[0].body[0].exc if isinstance(body[0], cst.SimpleStatementLine) else None
-    return test.value if isinstance(raised, cst.Name) and raised.value == test.value else None
+    raised = body[0].body[0] if isinstance(body[0], cst.SimpleStatementLine) else None
+    return name if isinstance(raised, cst.Raise) and _is_name(raised.exc, name) else None  # type: ignore[arg-type]
 
 
 def _assigns_none(statement: cst.CSTNode, name: str) -> bool:

@@ -11,7 +11,7 @@ import ast
 import difflib
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -64,11 +64,17 @@ def _shield_scopes(tree: ast.Module) -> dict[str, str]:
             for alias in node.names:
                 if alias.name in LIBRARIES:
                     found.setdefault(alias.name, f"{alias.asname or alias.name}.CancelScope")
-        elif isinstance(node, ast.ImportFrom) and node.module in LIBRARIES and not node.level:
-            for alias in node.names:
-                if alias.name == "CancelScope":
-                    found[node.module] = alias.asname or alias.name
+        elif isinstance(node, ast.ImportFrom):
+            found.update(_imported_scope(node))
     return found
+
+
+def _imported_scope(node: ast.ImportFrom) -> dict[str, str]:
+    """`from trio import CancelScope [as name]`: {library: name}."""
+    if node.module not in LIBRARIES or node.level:
+        return {}
+    names = [alias.asname or alias.name for alias in node.names if alias.name == "CancelScope"]
+    return {node.module: names[0]} if names else {}  # type: ignore[dict-item]
 
 
 def shield_scope(scopes: dict[str, str], function_code: str) -> tuple[str, str] | None:
@@ -130,6 +136,12 @@ class Component:
         return self.regions[0].tree
 
     @property
+    def rewrite(self) -> Fix:
+        """The Fix, known to be available."""
+        assert self.fix is not None and self.fix.replacement is not None
+        return self.fix
+
+    @property
     def findings(self) -> list[Finding]:
         return [finding for targets in self.regions for finding in targets.findings]
 
@@ -153,37 +165,63 @@ def _region_edits(
 ) -> None:
     """Add one region's edits; raises Unsafe."""
     shielding = analysed.level_triggered
-    held = targets.points if not shielding else []
+    boundaries = _boundaries(targets, hold=not shielding)
+    candidate = fresh_name(("interrupt", "held_interrupt"), taken)
+    block, hold = block_edit(targets, _edited(targets, boundaries.values()), candidate)
+    taken.add(hold or candidate)
+    if targets.points and shielding:
+        block.shield = shield_range(targets, *_scope_for(targets, analysed))
+    if hold is not None:
+        _hold_edits(targets, edits, hold, boundaries.values())
+    edits.blocks[id(targets.body)] = block
+
+
+def _boundaries(targets: RegionTargets, hold: bool) -> dict[int, tuple[cst.CSTNode, bool]]:
+    """Where the region's points are held (none when they are shielded instead); raises
+    Unsafe when a hold or a keep could lose the interrupt, or holding would change nothing."""
+    held = targets.points if hold else []
     if held or targets.handlers or targets.suppresses:
         check_exits(targets)
     boundaries = hold_boundaries(targets) if held else {}
     useful_holds(targets, (node for node, _ in boundaries.values()))
-    edited = [node for node, _ in boundaries.values()]
+    return boundaries
+
+
+def _edited(
+    targets: RegionTargets, boundaries: Iterable[tuple[cst.CSTNode, bool]]
+) -> list[cst.CSTNode]:
+    """The nodes whose edits use the region's hold variable."""
+    edited = [node for node, _ in boundaries]
     edited += [handler.node for handler in targets.handlers]
-    edited += [enclosure.node for enclosure in targets.suppresses]
-    candidate = fresh_name(("interrupt", "held_interrupt"), taken)
-    block, hold = block_edit(targets, edited, candidate)
-    taken.add(hold or candidate)
-    if targets.points and shielding:
-        function = targets.tree.snippet.module.code_for_node(targets.tree.snippet.function)
-        scope = shield_scope(analysed.shield_scopes, function)
-        if scope is None:
-            raise Unsafe(
-                "the module imports neither `trio` nor `anyio` by name (nor `CancelScope` "
-                "from them), so there is no shielded scope to use"
-            )
-        block.shield = shield_range(targets, *scope)
-    for boundary, as_handler in boundaries.values():
-        assert hold is not None
+    return edited + [enclosure.node for enclosure in targets.suppresses]
+
+
+def _scope_for(targets: RegionTargets, analysed: Analysed) -> tuple[str, str]:
+    snippet = targets.tree.snippet
+    scope = shield_scope(analysed.shield_scopes, snippet.module.code_for_node(snippet.function))
+    if scope is None:
+        raise Unsafe(
+            "the module imports neither `trio` nor `anyio` by name (nor `CancelScope` "
+            "from them), so there is no shielded scope to use"
+        )
+    return scope
+
+
+def _hold_edits(
+    targets: RegionTargets,
+    edits: Edits,
+    hold: str,
+    boundaries: Iterable[tuple[cst.CSTNode, bool]],
+) -> None:
+    """The edits that use the region's hold variable: holding statements and handlers, and
+    handlers and suppresses that keep what they catch."""
+    for boundary, as_handler in boundaries:
         (edits.add_handler if as_handler else edits.wrap)[id(boundary)] = hold
     for handler in targets.handlers:
-        assert hold is not None
         edits.keep[id(handler.node)] = keep_handler(handler, targets.tree, hold)
     module = targets.tree.snippet.module
     for enclosure in targets.suppresses:
-        assert hold is not None
         edits.suppress[id(enclosure.node)] = keep_suppress(enclosure, module, targets.tree, hold)
-    edits.blocks[id(targets.body)] = block
 
 
 def _note(component: Component, edits: Edits) -> str:
@@ -343,29 +381,35 @@ def _failing(
 ) -> list[Component]:
     """The components whose rewrite leaves a finding it was for (all of them when the fixed
     text does not compile)."""
-    new_text = apply_fixes(text, [c.fix for c in fixed if c.fix is not None])
+    new_text = apply_fixes(text, [c.rewrite for c in fixed])
     again = analyse(path, new_text, options.settings)
     if again is None:
         return fixed
     targeted = {f.fingerprint for c in fixed for f in c.findings}
-    left = without_noqa(options.chosen.apply(again.findings), {path: suppressions(new_text)})
-    left = [f for f in left if autofix_of(f) is not None]
+    untargeted = [f for f in analysed.findings if f.fingerprint not in targeted]
+    left = _fixable(path, new_text, again.findings, options)
     failing, shift = [], 0
-    for component in sorted(fixed, key=lambda c: c.fix.start_line):  # type: ignore[union-attr]
-        fix = component.fix
-        assert fix is not None and fix.replacement is not None
-        first, last = fix.start_line, fix.end_line
-        before = {
-            _key(f)
-            for f in analysed.findings
-            if first <= f.location.line <= last and f.fingerprint not in targeted
-        }
-        size = len(source_lines(fix.replacement))
-        inside = [f for f in left if first + shift <= f.location.line < first + shift + size]
-        if any(_key(f) not in before for f in inside):
+    for component in sorted(fixed, key=lambda c: c.rewrite.start_line):
+        fix = component.rewrite
+        size = len(source_lines(fix.replacement or ""))
+        if _leaves(fix, fix.start_line + shift, size, untargeted, left):
             failing.append(component)
-        shift += size - (last - first + 1)
+        shift += size - (fix.end_line - fix.start_line + 1)
     return failing
+
+
+def _fixable(path: str, text: str, findings: list[Finding], options: _Options) -> list[Finding]:
+    """The findings a run would report (selected, not `# noqa`ed) whose rule has a fix."""
+    reported = without_noqa(options.chosen.apply(findings), {path: suppressions(text)})
+    return [f for f in reported if autofix_of(f) is not None]
+
+
+def _leaves(fix: Fix, start: int, size: int, untargeted: list[Finding], left: list[Finding]):
+    """Is a finding left in the fixed lines (`size` lines from `start`) that was not one the
+    fix left alone on purpose (deselected, suppressed, outside `--diff`)?"""
+    before = {_key(f) for f in untargeted if fix.start_line <= f.location.line <= fix.end_line}
+    inside = [f for f in left if start <= f.location.line < start + size]
+    return any(_key(f) not in before for f in inside)
 
 
 def _overlapping(grouped: list[Component]) -> None:
@@ -409,17 +453,25 @@ def _round(path: str, text: str, wanted: set[tuple[str, str]], options: _Options
     for component in grouped:
         component.fix = plan_component(component, analysed, lines)
     _overlapping(grouped)
+    fixed = _verified(path, text, grouped, analysed, options)
+    new_text = apply_fixes(text, [c.fix for c in fixed if c.fix is not None])
+    return grouped, new_text if fixed and new_text != text else None
+
+
+def _verified(
+    path: str, text: str, grouped: list[Component], analysed: Analysed, options: _Options
+) -> list[Component]:
+    """The components whose fix is proven: applied together, the text compiles and no longer
+    has what they were for. The others lose their rewrite and say that gate failed."""
     fixed = [c for c in grouped if c.fix is not None and c.fix.available]
     while fixed:
         failing = _failing(path, text, fixed, analysed, options)
         if not failing:
             break
         for component in failing:
-            assert component.fix is not None
-            component.fix = replace(component.fix, replacement=None, note=BUG_NOTE)
+            component.fix = replace(component.fix, replacement=None, note=BUG_NOTE)  # type: ignore[arg-type]
         fixed = [c for c in fixed if all(c is not f for f in failing)]
-    new_text = apply_fixes(text, [c.fix for c in fixed if c.fix is not None])
-    return grouped, new_text if fixed and new_text != text else None
+    return fixed
 
 
 ROUNDS = 3  # nested functions with fixes of their own need one round per level

@@ -90,19 +90,22 @@ def _region(fix: Fix, marks: dict[int, list[str]], path: str, context: ReportCon
     )
 
 
+def _elided(numbered: list[tuple[int, str]], marks: dict[int, list[str]]):
+    """A long region cut down to its marked lines and two lines around each."""
+    if len(numbered) <= FULL_REGION:
+        return numbered
+    near = {n + d for n in marks for d in range(-2, 3)}
+    return [(n, text) if n in near else (n, "...") for n, text in numbered]
+
+
 def _marked_code(fix: Fix, findings: list[Finding], context: ReportContext) -> str:
     marks = _marks(findings)
-    numbered = _region(fix, marks, findings[0].location.path, context)
-    lines = [text for _, text in numbered]
-    if len(lines) > FULL_REGION:
-        near = {n + d for n in marks for d in range(-2, 3)}
-        numbered = [(n, text) if n in near else (n, "...") for n, text in numbered]
+    numbered = _elided(_region(fix, marks, findings[0].location.path, context), marks)
     shown: list[str] = []
     for number, text in numbered:
-        if text == "..." and shown and shown[-1] == "...":
-            continue
-        mark = marks.get(number)
-        shown.append(f"{text}  # {ARROW} {', '.join(mark)}" if mark else text)
+        if text != "..." or not shown or shown[-1] != "...":
+            mark = marks.get(number)
+            shown.append(f"{text}  # {ARROW} {', '.join(mark)}" if mark else text)
     return "\n".join(shown)
 
 
