@@ -76,11 +76,12 @@ Detail = TeardownDetail | ComplexityDetail
 class Fix:
     """gate's rewrite of the teardown region a finding is in, or why there is none.
 
-    Lines `start_line`..`end_line` (1-based, whole lines) read `original` and become
-    `replacement`; `replacement` is None when no rewrite is safe, and `note` then says why
-    (otherwise, what the rewrite does). `where` names the region ("finally block of
-    `Orchestrator.run`"); `lost` the steps its findings show can be skipped or cut short. Every
-    finding of one region carries the same Fix.
+    Lines `start_line`..`end_line` (1-based, whole lines: those the rewrite changes, or the
+    region's when there is no rewrite) read `original` and become `replacement`;
+    `replacement` is None when no rewrite is safe, and `note` then says why (otherwise, what the
+    rewrite does). `where` names the region ("finally block of `Orchestrator.run`"); `lost` the
+    steps its findings show can be skipped or cut short. Every finding of one region carries
+    the same Fix.
     """
 
     start_line: int
