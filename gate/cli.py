@@ -289,10 +289,12 @@ def _checked(args: argparse.Namespace, loaded: LoadedConfig, chosen: Selection) 
     return result
 
 
-def _with_fixes(result: CheckResult, loaded: LoadedConfig, chosen: Selection) -> FixRun:
+def _with_fixes(
+    result: CheckResult, loaded: LoadedConfig, chosen: Selection, whole: bool = True
+) -> FixRun:
     from gate.fix.files import plan_fixes  # libcst loads only when fixes are asked for
 
-    run = plan_fixes(result.findings, loaded.root, loaded.settings, chosen)
+    run = plan_fixes(result.findings, loaded.root, loaded.settings, chosen, whole)
     result.findings = run.findings
     return run
 
@@ -349,7 +351,7 @@ def _run_check(args: argparse.Namespace, out: Terminal) -> int:
         result = _fix(args, result, loaded, chosen)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
     if args.format in CARRIES_FIXES or summary_file:
-        _with_fixes(result, loaded, chosen)
+        _with_fixes(result, loaded, chosen, whole=False)
     color = args.output is None and args.format == "text" and out.is_terminal
     context = _report_context(result, loaded, color)
     _emit(RENDERERS[args.format](context), args.output, out, color)

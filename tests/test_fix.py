@@ -339,7 +339,11 @@ def _load(path: Path, name: str):
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if name.startswith("runnable_"):  # loaded for one test; the example's are restored
+            sys.modules.pop(name, None)
     return module
 
 
@@ -420,16 +424,18 @@ def test_fixed_example_orchestrator_passes_every_seam(example: Path, capsys) -> 
     assert before, "the example's teardown fails some seams before the fix"
     _, _, err = run(capsys, "check", ".", "--fix")
     assert "fixed 3 finding(s) in 1 file(s)" in err
-    for name in ("orchestrator", "scenario"):
-        sys.modules.pop(name, None)
     assert _sweep_example(example, "after") == set()
 
 
+EXAMPLE_MODULES = ("orchestrator", "scenario")
+
+
 def _sweep_example(directory: Path, label: str) -> set[tuple[int, str]]:
+    """The failing (seam, fault) pairs of the example's `buggy` scenario in `directory`; the
+    modules it imports are put back as they were, so that other tests load their own."""
+    saved = {name: sys.modules.pop(name) for name in EXAMPLE_MODULES if name in sys.modules}
     sys.path.insert(0, str(directory))
     try:
-        for name in ("orchestrator", "scenario"):
-            sys.modules.pop(name, None)
         scenario = _load(directory / "scenario.py", "scenario")
         report = sweep(
             scenario.buggy, scenario.check, faults=("cancel", "error"), root=directory / label
@@ -437,6 +443,9 @@ def _sweep_example(directory: Path, label: str) -> set[tuple[int, str]]:
         return _failures(report)
     finally:
         sys.path.remove(str(directory))
+        for name in EXAMPLE_MODULES:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
 
 
 # -- properties on generated teardown-shaped code -----------------------------------------------

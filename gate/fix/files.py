@@ -14,7 +14,7 @@ from pathlib import Path
 from gate.config import GateConfig
 from gate.filters import Selection
 from gate.fix.plan import autofix_of
-from gate.fix.source import fix_source
+from gate.fix.source import ROUNDS, fix_source
 from gate.fsutil import atomic_write
 from gate.model import Finding
 
@@ -79,9 +79,17 @@ def read_text(path: Path) -> tuple[str, str] | None:
 
 
 def plan_fixes(
-    findings: Iterable[Finding], root: Path, settings: GateConfig, chosen: Selection
+    findings: Iterable[Finding],
+    root: Path,
+    settings: GateConfig,
+    chosen: Selection,
+    whole: bool = True,
 ) -> FixRun:
-    """Every finding, those with a fixing rule given their Fix; the files that change."""
+    """Every finding, those with a fixing rule given their Fix; the files that change.
+
+    `whole`: the files as `--fix` leaves them, after a fix of a nested function and one of the
+    region around it are applied one after the other; otherwise only the first round, which is
+    all a review's suggestions can show."""
     findings = list(findings)
     by_path: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings:
@@ -95,7 +103,7 @@ def plan_fixes(
         if read is None:
             continue
         text, encoding = read
-        result = fix_source(path, text, reported, settings, chosen)
+        result = fix_source(path, text, reported, settings, chosen, ROUNDS if whole else 1)
         planned.update((f.fingerprint, f) for f in result.findings)
         if result.fixed is not None:
             files.append(FileFix(path, absolute, encoding, text, result.fixed))

@@ -483,11 +483,12 @@ def fix_source(
     reported: Sequence[Finding],
     settings: GateConfig,
     chosen: Selection,
+    rounds: int = ROUNDS,
 ) -> SourceFixes:
     """Plan a fix for every reported finding whose rule has one; see the module docs.
 
     The findings come back with the Fix planned on `text` (what a review suggests); `fixed` is
-    the text after every round of fixes (what `--fix` writes).
+    the text after up to `rounds` rounds of fixes (what `--fix` writes).
     """
     wanted = {_key(f) for f in reported if autofix_of(f) is not None}
     if not wanted:
@@ -497,7 +498,7 @@ def fix_source(
     by_fingerprint = {f.fingerprint: c.fix for c in grouped for f in c.findings}
     findings = [replace(f, fix=by_fingerprint.get(f.fingerprint, f.fix)) for f in reported]
     current = fixed
-    for _ in range(ROUNDS - 1):
+    for _ in range(rounds - 1):
         if current is None:
             break
         fixed = current
