@@ -14,7 +14,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import astuple
@@ -22,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import gate
+from gate.analysis.summary import FunctionSummary, ModuleSummary
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
 from gate.filecheck import FileResult
+from gate.fsutil import atomic_write
 from gate.model import (
     ComplexityDetail,
     Detail,
@@ -37,7 +38,7 @@ from gate.model import (
 )
 
 CACHE_DIR = ".gate_cache"
-CACHE_FILE = "results-v2.marshal"
+CACHE_FILE = "results-v3.marshal"
 
 
 def _code_fingerprint() -> str:
@@ -121,20 +122,76 @@ def load_findings(rows: Iterable[tuple[Any, ...]]) -> list[Finding]:
     ]
 
 
+def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
+    if summary is None:
+        return None
+    return (
+        summary.module,
+        tuple((name, astuple(function)) for name, function in summary.functions.items()),
+        tuple(summary.classes.items()),
+        tuple(sorted(summary.shield_managers)),
+        tuple(summary.imports.items()),
+        tuple(summary.types.items()),
+    )
+
+
+def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
+    if row is None:
+        return None
+    suspends, shielded, cut_safe, holds, managers = row
+    return FunctionSummary(suspends, shielded, cut_safe, holds, tuple(managers))
+
+
+def _dump_answer(answer: FunctionSummary | bool | None) -> Any:
+    return astuple(answer) if isinstance(answer, FunctionSummary) else answer
+
+
+def _load_answer(row: Any) -> FunctionSummary | bool | None:
+    return _function(row) if isinstance(row, tuple) else row
+
+
+def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
+    if row is None:
+        return None
+    module, functions, classes, managers, imports, types = row
+    return ModuleSummary(
+        module,
+        {name: _function(function) for name, function in functions},  # type: ignore[misc]
+        {name: tuple(bases) for name, bases in classes},
+        frozenset(managers),
+        dict(imports),
+        {tuple(key): made for key, made in types},
+    )
+
+
 def dump_result(result: FileResult) -> tuple[Any, ...]:
     functions = None if result.functions is None else tuple(map(tuple, result.functions))
     noqa = tuple(
         (line, None if codes is None else tuple(codes)) for line, codes in result.noqa.items()
     )
-    return (dump_findings(result.findings), functions, noqa)
+    teardown = None if result.teardown is None else dump_findings(result.teardown)
+    consulted = tuple((key, _dump_answer(answer)) for key, answer in result.consulted)
+    return (
+        dump_findings(result.findings),
+        functions,
+        noqa,
+        _dump_summary(result.summary),
+        result.needs_teardown,
+        teardown,
+        consulted,
+    )
 
 
 def load_result(row: tuple[Any, ...]) -> FileResult:
-    findings, functions, noqa = row
+    findings, functions, noqa, summary, needs_teardown, teardown, consulted = row
     return FileResult(
         load_findings(findings),
         None if functions is None else list(map(FunctionComplexity._make, functions)),
         {line: None if codes is None else frozenset(codes) for line, codes in noqa},
+        _load_summary(summary),
+        needs_teardown,
+        None if teardown is None else load_findings(teardown),
+        tuple((tuple(key), _load_answer(answer)) for key, answer in consulted),  # type: ignore[misc]
     )
 
 
@@ -211,6 +268,13 @@ class ResultCache:
             self.entries[key] = (digest, dump_result(result), None, trusted(signature))
             self.dirty = True
 
+    def update(self, key: str, result: FileResult) -> None:
+        """Store a later stage's results in an entry `put` made this run, or `get` returned."""
+        entry = self.entries.get(key)
+        if entry is not None and self.enabled:
+            self.entries[key] = (entry[0], dump_result(result), None, entry[3])
+            self.dirty = True
+
     def save(self) -> None:
         """Write the cache if anything changed; a cache that cannot be written is skipped."""
         if not self.dirty:
@@ -220,12 +284,7 @@ class ResultCache:
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# created by gate\n*\n", encoding="utf-8")
-            handle, temporary = tempfile.mkstemp(prefix=f".{CACHE_FILE}.", dir=self.directory)
+            data = marshal.dumps({"salt": self.salt, "entries": self.entries})
+            atomic_write(self.path, data, durable=False)  # a lost cache is only slower
         except OSError:
             return
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(marshal.dumps({"salt": self.salt, "entries": self.entries}))
-            os.replace(temporary, self.path)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)

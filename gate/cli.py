@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
-from gate.complexity.baseline import write_baseline
+from gate.complexity.baseline import is_current, write_baseline
 from gate.complexity.ratchet import plan_update, threshold_for
 from gate.complexity.session import ComplexitySession
 from gate.config import ConfigError, LoadedConfig, load_config
@@ -21,7 +21,7 @@ from gate.diff import DiffError, changed_lines
 from gate.discovery import UsageError
 from gate.engine import RunOptions
 from gate.filters import Selection, SelectionError, normalise_codes, selection
-from gate.fsutil import atomic_write, display_path
+from gate.fsutil import atomic_write, display_path, remove_stale_temporaries
 from gate.model import Severity
 from gate.pipeline import CheckResult, measure_paths, run_check
 from gate.progress import progress_bar
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from gate.fix.files import FixRun
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+PIPED_WIDTH = 1_000_000  # a table is only as wide as its content: this is "no limit"
 
 DESCRIPTION = """\
 gate: a lint gate for async Python.
@@ -64,11 +65,15 @@ class Terminal:
     def print(self, *objects: Any, **options: Any) -> None:
         self.console.print(*objects, **options)
 
+    def print_table(self, table: Any) -> None:
+        """A rich Table: on a terminal, long cells fold at its width; piped, where rich would
+        assume 80 columns, every row is printed whole, however long."""
+        if self.is_terminal:
+            self.console.print(table)
+            return
+        from rich.console import Console
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        raise UsageError(f"{self.prog}: {message}")
+        Console(highlight=False, width=PIPED_WIDTH, file=sys.stdout).print(table)
 
 
 def _codes(value: str) -> tuple[str, ...]:
@@ -105,13 +110,23 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(jobs=args.jobs, cache=not args.no_cache, progress=progress_bar())
 
 
+def _help(parser: argparse.ArgumentParser):
+    """A handler for a command given without its subcommand: the help, as a usage error."""
+
+    def print_help(args: argparse.Namespace, out: Terminal) -> int:
+        parser.print_help(sys.stdout)
+        return EXIT_ERROR
+
+    return print_help
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="gate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"gate {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
+    parser.set_defaults(handler=_help(parser))
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = commands.add_parser(
         "check",
@@ -119,18 +134,38 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check Python files. PATHS default to the current directory; directories "
         "are searched for *.py and *.pyi, honouring .gitignore and [tool.gate] include/exclude.",
     )
-    check.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
+    check.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATHS",
+        default=[Path(".")],
+        help="files and directories to check (default: the current directory)",
+    )
     check.add_argument(
         "--select",
         type=_codes,
+        metavar="CODES",
         help="comma-separated rule codes or prefixes to report, case-insensitive (`gate rules`)",
     )
     check.add_argument(
-        "--ignore", type=_codes, help="comma-separated rule codes or prefixes to skip"
+        "--ignore",
+        type=_codes,
+        metavar="CODES",
+        help="comma-separated rule codes or prefixes to skip",
     )
-    check.add_argument("--format", choices=sorted(RENDERERS), default="text")
-    check.add_argument("--output", type=Path, help="write the report to FILE instead of stdout")
-    check.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
+    check.add_argument(
+        "--format",
+        choices=sorted(RENDERERS),
+        default="text",
+        help="the report's format (default text; see the README for each)",
+    )
+    check.add_argument(
+        "--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    check.add_argument(
+        "--config", type=Path, metavar="FILE", help="a pyproject.toml to read [tool.gate] from"
+    )
     check.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when there are findings"
     )
@@ -190,13 +225,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--faults",
         type=_faults,
         default="cancel,error",
-        help="comma-separated (default cancel,error)",
+        metavar="FAULTS",
+        help="comma-separated faults to inject at each seam: cancel, error (default both)",
     )
     seams.add_argument(
-        "--timeout", type=_seconds, default=5.0, help="seconds per trial (default 5)"
+        "--timeout",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds per trial (default 5)",
     )
-    seams.add_argument("--format", choices=("text", "json"), default="text")
-    seams.add_argument("--output", type=Path, help="write the report to FILE instead of stdout")
+    seams.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
+    seams.add_argument(
+        "--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout"
+    )
 
     baseline = commands.add_parser(
         "baseline",
@@ -204,8 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The complexity baseline grandfathers today's over-threshold functions. "
         "`gate check` never writes it; `gate baseline update` is its only writer.",
     )
-    actions = baseline.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
+    baseline.set_defaults(handler=_help(baseline))
+    actions = baseline.add_subparsers(dest="action", metavar="ACTION")
     update = actions.add_parser(
         "update",
         help="tighten improved entries, drop stale ones; add new ones with --accept-new",
@@ -216,7 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
         "touched.",
     )
     update.set_defaults(handler=_run_baseline_update)
-    update.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
+    update.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATHS",
+        default=[Path(".")],
+        help="only touch the entries of files under these (default: the current directory)",
+    )
     update.add_argument(
         "--accept-new", action="store_true", help="add new over-threshold functions"
     )
@@ -232,12 +283,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start over from the current measurements (after a radon upgrade)",
     )
-    update.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
+    update.add_argument(
+        "--config", type=Path, metavar="FILE", help="a pyproject.toml to read [tool.gate] from"
+    )
     _add_run_options(update)
     show = actions.add_parser("show", help="print the baseline, least headroom first")
     show.set_defaults(handler=_run_baseline_show)
-    show.add_argument("paths", nargs="*", type=Path, metavar="PATHS", default=[Path(".")])
-    show.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.gate] from")
+    show.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATHS",
+        default=[Path(".")],
+        help="measure the files under these for the `now` column (default: the current directory)",
+    )
+    show.add_argument(
+        "--config", type=Path, metavar="FILE", help="a pyproject.toml to read [tool.gate] from"
+    )
     _add_run_options(show)
     return parser
 
@@ -294,7 +356,7 @@ def _with_fixes(
 ) -> FixRun:
     from gate.fix.files import plan_fixes  # libcst loads only when fixes are asked for
 
-    run = plan_fixes(result.findings, loaded.root, loaded.settings, chosen, whole)
+    run = plan_fixes(result.findings, loaded.root, loaded.settings, chosen, whole, result.summaries)
     result.findings = run.findings
     return run
 
@@ -437,7 +499,9 @@ def _baseline_config(args: argparse.Namespace) -> LoadedConfig:
 def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
     loaded = _baseline_config(args)
     session = ComplexitySession(loaded)
-    existing = session.read(check_version=not args.rebaseline)
+    remove_stale_temporaries(session.path)  # a killed update's, even if this one writes nothing
+    # --rebaseline starts over: the old file is not read, so even a broken one is replaced.
+    existing = None if args.rebaseline else session.read(merge_conflicts=True)
     measured = measure_paths(args.paths, loaded, _run_options(args))
     for finding in measured.unparsed:
         location = finding.location
@@ -446,7 +510,7 @@ def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
             f"{finding.code} "
             f"{finding.message} (its entries are kept as they are)\n"
         )
-    recorded = None if existing is None or args.rebaseline else existing.functions
+    recorded = None if existing is None else existing.functions
     judged = session.judged_paths(measured.measured_paths, args.paths, recorded or {})
     plan = plan_update(
         measured.functions,
@@ -479,7 +543,7 @@ def _run_baseline_update(args: argparse.Namespace, out: Terminal) -> int:
         sys.stdout.write(
             f"not added: {key} = {cc} (new over the threshold; --accept-new adds it)\n"
         )
-    if existing is not None and not plan.changed and not args.rebaseline:
+    if not args.rebaseline and is_current(session.path, plan.functions):
         sys.stdout.write(f"{session.shown}: up to date ({len(plan.functions)} entries)\n")
         return EXIT_CLEAN
     write_baseline(session.path, plan.functions)
@@ -506,7 +570,10 @@ def _run_baseline_show(args: argparse.Namespace, out: Terminal) -> int:
     rows.sort(key=lambda row: (row[4] is None, row[4] if row[4] is not None else 0, row[0]))
     table = Table(title=f"{session.shown}: {len(rows)} grandfathered functions")
     for column in ("function", "baseline", "now", "threshold", "headroom"):
-        table.add_column(column, justify="left" if column == "function" else "right")
+        if column == "function":
+            table.add_column(column, justify="left", overflow="fold")
+        else:
+            table.add_column(column, justify="right")
     for key, recorded, now, threshold, headroom in rows:
         table.add_row(
             key,
@@ -515,7 +582,7 @@ def _run_baseline_show(args: argparse.Namespace, out: Terminal) -> int:
             str(threshold),
             "" if headroom is None else str(headroom),
         )
-    out.print(table)
+    out.print_table(table)
     return EXIT_CLEAN
 
 

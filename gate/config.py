@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import string
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from gate import git
 from gate.fsutil import display_path
@@ -26,6 +29,7 @@ DEFAULT_CRITICAL_TOKENS: tuple[str, ...] = (
     "aclose",
     "stop",
     "shutdown",
+    "shut_down",
     "teardown",
     "tear_down",
     "release",
@@ -43,6 +47,10 @@ DEFAULT_CRITICAL_TOKENS: tuple[str, ...] = (
     "rmtree",
     "remove",
     "delete",
+    "destroy",
+    "record",
+    "cancel",
+    "aexit",
 )
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
@@ -65,14 +73,78 @@ class ConfigError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: `threshold = true` or `"10"` is an error, not 1 or 10.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+# A TOML array arrives as a list: the tuple itself is lax, its items stay strict.
+Strings = Annotated[tuple[str, ...], Field(strict=False)]
+
+DOCS_URL_FIELDS = {"code": "CODE", "name": "rule-name"}
+KNOWN_PLACEHOLDERS = "{code} and {name}"
+
+
+def check_docs_url(template: str) -> str:
+    """`template` when its only placeholders are {code} and {name}; raises PydanticCustomError."""
+    try:
+        parts = string.Formatter().parse(template)
+        unknown = [field for _, field, _, _ in parts if field not in (None, *DOCS_URL_FIELDS)]
+        if not unknown:
+            template.format(**DOCS_URL_FIELDS)
+    except ValueError as error:
+        raise PydanticCustomError(
+            "docs_url_template",
+            "not a URL template ({problem}); the placeholders are {known}",
+            {"problem": str(error), "known": KNOWN_PLACEHOLDERS},
+        ) from None
+    if unknown:
+        raise PydanticCustomError(
+            "docs_url_placeholder",
+            "unknown placeholder {placeholder}; the placeholders are {known}",
+            {"placeholder": f"{{{unknown[0]}}}", "known": KNOWN_PLACEHOLDERS},
+        )
+    return template
+
+
+# Steps whose loss is a best-effort close of an in-process object the garbage collector closes
+# anyway (a socket, an HTTP session, a file): a warning, unless the receiver names something
+# outside the process (see EXTERNAL_WORDS in gate/analysis/walker.py).
+DEFAULT_BEST_EFFORT_TOKENS: tuple[str, ...] = ("close", "aclose", "disconnect")
+
+# Async methods whose whole body is teardown: an interrupt at an earlier await skips the rest.
+DEFAULT_TEARDOWN_METHODS: tuple[str, ...] = (
+    "aclose",
+    "close",
+    "shutdown",
+    "stop",
+    "cleanup",
+    "teardown",
+    "dispose",
+)
+
+DEFAULT_TEST_PATHS: tuple[str, ...] = (
+    "tests/*",
+    "test/*",
+    "testing/*",
+    "examples/*",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+)
+
+SeverityName = Literal["error", "warning"]
 
 
 class TeardownConfig(_Strict):
-    critical_tokens: tuple[str, ...] = Field(DEFAULT_CRITICAL_TOKENS, alias="critical-tokens")
-    extend_critical_tokens: tuple[str, ...] = Field((), alias="extend-critical-tokens")
-    teardown_functions: tuple[str, ...] = Field((), alias="teardown-functions")
-    shield_helpers: tuple[str, ...] = Field((), alias="shield-helpers")
+    critical_tokens: Strings = Field(DEFAULT_CRITICAL_TOKENS, alias="critical-tokens")
+    extend_critical_tokens: Strings = Field((), alias="extend-critical-tokens")
+    best_effort_tokens: Strings = Field(DEFAULT_BEST_EFFORT_TOKENS, alias="best-effort-tokens")
+    teardown_functions: Strings = Field((), alias="teardown-functions")
+    teardown_methods: Strings = Field(DEFAULT_TEARDOWN_METHODS, alias="teardown-methods")
+    shield_helpers: Strings = Field((), alias="shield-helpers")
+    test_paths: Strings = Field(DEFAULT_TEST_PATHS, alias="test-paths")
+    best_effort_severity: SeverityName = Field("warning", alias="best-effort-severity")
+    test_severity: SeverityName = Field("warning", alias="test-severity")
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -87,7 +159,7 @@ class PathThreshold(_Strict):
 class ComplexityConfig(_Strict):
     threshold: int = Field(10, ge=1)
     baseline: str = "baselines/complexity.json"
-    paths: tuple[PathThreshold, ...] = ()
+    paths: Annotated[tuple[PathThreshold, ...], Field(strict=False)] = ()
     stale_severity: Literal["error", "warning"] = Field("error", alias="stale-severity")
 
     @property
@@ -96,14 +168,20 @@ class ComplexityConfig(_Strict):
 
 
 class GateConfig(_Strict):
-    include: tuple[str, ...] = ("*.py", "*.pyi")
-    exclude: tuple[str, ...] = ()
-    select: tuple[str, ...] = ("GATE",)
-    ignore: tuple[str, ...] = ()
+    include: Strings = ("*.py", "*.pyi")
+    exclude: Strings = ()
+    select: Strings = ("GATE",)
+    ignore: Strings = ()
     # A URL template for rule docs in SARIF/rdjson (`{code}`, `{name}`); none by default.
     docs_url: str | None = Field(None, alias="docs-url")
     teardown: TeardownConfig = TeardownConfig()
     complexity: ComplexityConfig = ComplexityConfig()
+
+    @field_validator("docs_url")
+    @classmethod
+    def _docs_url_formats(cls, value: str | None) -> str | None:
+        # Checked when the config loads, not when a renderer first formats it.
+        return value if value is None else check_docs_url(value)
 
 
 class LoadedConfig(BaseModel):
@@ -120,6 +198,29 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return ".".join(["tool", "gate", *(str(part) for part in loc)])
 
 
+def _toml_value(value: Any) -> str:
+    """A value as it was written in TOML, for "got ..." in an error."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return str(value)
+
+
+def _reason(item: ErrorDetails) -> str:
+    if item["type"] == "extra_forbidden":
+        return "unknown key"
+    if item["type"] == "tuple_type":  # the TOML spelling of what pydantic calls a tuple
+        return f"Input should be an array (got {_toml_value(item['input'])})"
+    if item["type"].endswith("_type"):  # a value of the wrong type: say what was written
+        return f"{item['msg']} (got {_toml_value(item['input'])})"
+    return item["msg"]
+
+
 def parse_config(data: dict[str, Any], source: str) -> GateConfig:
     """Validate a `[tool.gate]` table; raises ConfigError naming the file and dotted key."""
     try:
@@ -128,8 +229,7 @@ def parse_config(data: dict[str, Any], source: str) -> GateConfig:
         problems = []
         for item in error.errors():
             key = _dotted(item["loc"])
-            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            problems.append(f"{source}: {key}: {reason}")
+            problems.append(f"{source}: {key}: {_reason(item)}")
         raise ConfigError("\n".join(problems)) from None
 
 

@@ -15,10 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gate.analysis.summary import ProjectIndex
 from gate.cache import ResultCache, signature
 from gate.config import GateConfig
 from gate.discovery import SourceFile
-from gate.filecheck import FileResult, check_file, read_source
+from gate.filecheck import (
+    Consulted,
+    FileResult,
+    first_stage,
+    read_source,
+    still_valid,
+    teardown_stage,
+)
+from gate.model import Finding
 
 
 @dataclass(frozen=True)
@@ -35,12 +44,27 @@ class RunOptions:
 class _Job:
     source: SourceFile
     settings: GateConfig
-    teardown: bool
     data: bytes | None
 
 
-def _run_job(job: _Job) -> FileResult:
-    return check_file(job.source, job.settings, teardown=job.teardown, data=job.data)
+def _first_stage(job: _Job) -> FileResult:
+    return first_stage(job.source, job.settings, data=job.data)
+
+
+# The project's summaries, for the teardown stage: set in each worker when it starts (and in
+# this process for serial runs), so that it crosses to a worker once, not once per file.
+_INDEX: ProjectIndex | None = None
+
+
+def _teardown_stage(job: _Job) -> tuple[list[Finding], Consulted]:
+    assert _INDEX is not None
+    return teardown_stage(job.source, job.settings, _INDEX)
+
+
+def _start_worker(parent: int, index: ProjectIndex | None) -> None:
+    global _INDEX
+    _INDEX = index
+    _die_with_parent(parent)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -65,24 +89,32 @@ def worker_count(requested: int, files: int) -> int:
     return max(1, min(requested or cores, cores, files))
 
 
-def _compute(jobs: list[_Job], options: RunOptions, done: Callable[[], None]) -> list[FileResult]:
-    """Results in the order of `jobs`, on worker processes when there are enough files."""
+def _compute(
+    work: Callable[[_Job], Any],
+    jobs: list[_Job],
+    options: RunOptions,
+    done: Callable[[], None],
+    index: ProjectIndex | None = None,
+) -> list[Any]:
+    """`work` on every job, results in order, on worker processes when there are enough."""
+    global _INDEX
     workers = worker_count(options.jobs, len(jobs))
     if workers <= 1 or len(jobs) < 32:
+        _INDEX = index
         results = []
         for job in jobs:
-            results.append(_run_job(job))
+            results.append(work(job))
             done()
         return results
     chunk = max(1, min(16, len(jobs) // (workers * 8)))
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=_pool_context(),
-        initializer=_die_with_parent,
-        initargs=(os.getpid(),),
+        initializer=_start_worker,
+        initargs=(os.getpid(), index),
     ) as pool:
         results = []
-        for result in pool.map(_run_job, jobs, chunksize=chunk):
+        for result in pool.map(work, jobs, chunksize=chunk):
             results.append(result)
             done()
         return results
@@ -95,35 +127,74 @@ def file_results(
     options: RunOptions,
     teardown: bool = True,
 ) -> list[FileResult]:
-    """The result of every file, in order: from the cache (in `root`) where the bytes are
-    unchanged, computed otherwise (and then cached)."""
+    """The result of every file, in order. The first stage comes from the cache (in `root`)
+    where the bytes are unchanged; then, when `teardown`, the teardown stage runs on the files
+    that need it against the summaries of every file, reusing a cached analysis while the
+    summaries it consulted are unchanged."""
     cache = ResultCache(root, settings, enabled=options.cache)
-    results: dict[int, FileResult] = {}
-    jobs: list[_Job] = []
-    waiting: list[tuple[int, str, str, tuple[int, ...] | None]] = []  # index, key, digest, stat
     progress = iter(range(1, len(files) + 1))
 
     def done() -> None:
         if options.progress is not None:
             options.progress(next(progress), len(files))
 
+    results, keys = _first_stages(files, settings, options, cache, done)
+    if teardown:
+        _teardown_stages(files, results, keys, settings, options, cache)
+    cache.save()
+    return results
+
+
+def _teardown_stages(
+    files: Sequence[SourceFile],
+    results: list[FileResult],
+    keys: list[str],
+    settings: GateConfig,
+    options: RunOptions,
+    cache: ResultCache,
+) -> None:
+    """Fill in every result's teardown findings: analysed again where the file needs it and
+    the cached analysis consulted summaries that have changed."""
+    index = ProjectIndex([r.summary for r in results if r.summary is not None])
+    stale = [i for i, r in enumerate(results) if r.needs_teardown and not still_valid(r, index)]
+    jobs = [_Job(files[i], settings, None) for i in stale]
+    computed = _compute(_teardown_stage, jobs, options, lambda: None, index)
+    for i, (findings, consulted) in zip(stale, computed, strict=True):
+        results[i].teardown, results[i].consulted = findings, consulted
+        cache.update(keys[i], results[i])
+    for result in results:
+        if result.teardown is None:
+            result.teardown = []
+
+
+def _first_stages(
+    files: Sequence[SourceFile],
+    settings: GateConfig,
+    options: RunOptions,
+    cache: ResultCache,
+    done: Callable[[], None],
+) -> tuple[list[FileResult], list[str]]:
+    """Every file's first stage, from the cache where its bytes are unchanged; and its key."""
+    results: dict[int, FileResult] = {}
+    jobs: list[_Job] = []
+    waiting: list[tuple[int, str, str, tuple[int, ...] | None]] = []  # index, key, digest, stat
+    keys = [source.relative for source in files]
     for index, source in enumerate(files):
-        key = f"{source.relative}\0{int(teardown)}"
+        key = keys[index]
         stat = signature(source.path)
         digest, data = cache.known_digest(key, stat), None
         if not digest:
-            data, _ = read_source(source.path)  # check_file reads an unreadable file again
+            data, _ = read_source(source.path)  # the first stage reads an unreadable file again
             digest = ResultCache.digest(data) if data is not None else ""
         hit = cache.get(key, digest)
         if hit is not None:
             results[index] = hit
             done()
             continue
-        jobs.append(_Job(source, settings, teardown, data))
+        jobs.append(_Job(source, settings, data))
         waiting.append((index, key, digest, stat))
-    computed = _compute(jobs, options, done)
+    computed = _compute(_first_stage, jobs, options, done)
     for (index, key, digest, stat), result in zip(waiting, computed, strict=True):
         results[index] = result
         cache.put(key, digest, result, stat)
-    cache.save()
-    return [results[index] for index in range(len(files))]
+    return [results[index] for index in range(len(files))], keys

@@ -8,29 +8,57 @@ everything, so its results can be cached whatever the command line says.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import stat
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.candidates import index_functions, is_candidate
+from gate.analysis.candidates import FunctionSpan, index_functions, is_candidate
+from gate.analysis.summary import (
+    Lookup,
+    LookupKey,
+    ModuleSummary,
+    ProjectIndex,
+    ProjectView,
+    module_name,
+    summarise_module,
+)
+from gate.analysis.vocabulary import Vocabulary
 from gate.checks import analysis_skipped, syntax_error, unreadable_file
 from gate.complexity.measure import FunctionComplexity, measure
-from gate.config import GateConfig
+from gate.config import GateConfig, TeardownConfig
 from gate.discovery import SourceFile
 from gate.model import Finding
 from gate.source import decode, suppressions
 
+Consulted = tuple[tuple[LookupKey, Lookup], ...]
+
 
 @dataclass
 class FileResult:
-    """One file's findings, its functions' complexity (None when it could not be parsed), and
-    its `# noqa` comments by line."""
+    """One file's results.
+
+    The first stage: file-rule findings, its functions' complexity (None when it could not be
+    parsed), its `# noqa` comments by line, the summary of its functions, and whether it holds
+    functions the teardown rules analyse. The second stage: the teardown findings (None until
+    analysed) and the callee summaries they were decided with (`consulted`), so that a cached
+    analysis is reused only while those summaries are unchanged.
+    """
 
     findings: list[Finding] = field(default_factory=list)
     functions: list[FunctionComplexity] | None = None
     noqa: dict[int, frozenset[str] | None] = field(default_factory=dict)
+    summary: ModuleSummary | None = None
+    needs_teardown: bool = False
+    teardown: list[Finding] | None = None
+    consulted: Consulted = ()
+
+    @property
+    def all_findings(self) -> list[Finding]:
+        return self.findings + (self.teardown or [])
 
 
 def read_source(path: Path) -> tuple[bytes | None, str]:
@@ -62,12 +90,28 @@ def check_file(
     teardown: bool = True,
     prefilter: bool = True,
     data: bytes | None = None,
+    index: ProjectIndex | None = None,
 ) -> FileResult:
-    """Every file-rule and teardown finding and every complexity measurement for one file.
+    """Both stages for one file: the file rules, its measurements and summary, then (when
+    `teardown`) the teardown rules, with callees resolved in `index` (default: this file alone).
 
     `data` is the file's bytes when the caller has read them. Never raises for problems in the
     file itself: those become findings.
     """
+    result = first_stage(source, settings, prefilter, data)
+    if teardown and result.needs_teardown:
+        if index is None:
+            index = ProjectIndex([result.summary] if result.summary is not None else [])
+        result.teardown, result.consulted = teardown_stage(source, settings, index, prefilter)
+    elif teardown:
+        result.teardown = []
+    return result
+
+
+def first_stage(
+    source: SourceFile, settings: GateConfig, prefilter: bool = True, data: bytes | None = None
+) -> FileResult:
+    """Read, parse once with `ast`, measure, summarise; the file rules' findings."""
     path = source.relative
     result = FileResult()
     if data is None:
@@ -85,9 +129,71 @@ def check_file(
     except RecursionError:
         message = "complexity not measured: the code is nested too deeply for radon"
         result.findings.append(analysis_skipped.finding(path, message))
-    if teardown and (may_hold_teardown(data) or not prefilter):
-        result.findings.extend(_teardown(path, text, tree, settings, prefilter))
+    if b"async" in data or b"shield" in data or not prefilter:
+        result.summary = _summary(tree, path, settings.teardown)
+    if may_hold_teardown(data) or not prefilter:
+        spans, _ = index_functions(tree)
+        result.needs_teardown = any(map(_picker(settings, prefilter), spans))
     return result
+
+
+def _summary(tree: ast.Module, path: str, config: TeardownConfig) -> ModuleSummary | None:
+    try:
+        return summarise_module(tree, path, vocabulary_of(config))
+    except RecursionError:
+        return None
+
+
+def _picker(settings: GateConfig, prefilter: bool) -> Callable[[FunctionSpan], bool]:
+    """Which functions the teardown rules analyse: those that can hold a region (all async
+    ones without the prefilter)."""
+    if not prefilter:
+        return _is_async
+    return lambda span: is_candidate(span, settings.teardown)
+
+
+def _is_async(span: FunctionSpan) -> bool:
+    return span.is_async
+
+
+@functools.cache
+def vocabulary_of(config: TeardownConfig) -> Vocabulary:
+    return Vocabulary.of(config)
+
+
+def teardown_stage(
+    source: SourceFile,
+    settings: GateConfig,
+    index: ProjectIndex,
+    prefilter: bool = True,
+) -> tuple[list[Finding], Consulted]:
+    """The teardown rules on one file, with awaited callees resolved in the project `index`;
+    returns the findings and the summaries consulted."""
+    path = source.relative
+    data, reason = read_source(source.path)
+    if data is None:
+        return [unreadable_file.finding(path, reason)], ()
+    text = decode(data)
+    findings: list[Finding] = []
+    tree = _parse(data, path, findings)
+    if tree is None:
+        return findings, ()
+    spans, level_triggered = index_functions(tree)
+    candidates = list(filter(_picker(settings, prefilter), spans))
+    if not candidates:
+        return [], ()
+    from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed
+
+    view = ProjectView(index, module_name(path))
+    found = teardown_findings(path, text, spans, level_triggered, candidates, settings, view)
+    return found, tuple(view.consulted.items())
+
+
+def still_valid(result: FileResult, index: ProjectIndex) -> bool:
+    """Was the cached teardown analysis decided with the summaries the index has now?"""
+    return result.teardown is not None and all(
+        index.lookup(key) == answer for key, answer in result.consulted
+    )
 
 
 def _parse(data: bytes, path: str, findings: list[Finding]) -> ast.Module | None:
@@ -102,18 +208,3 @@ def _parse(data: bytes, path: str, findings: list[Finding]) -> ast.Module | None
         message = "gate could not analyse this file: nested too deeply"
         findings.append(analysis_skipped.finding(path, message))
     return None
-
-
-def _teardown(
-    path: str, text: str, tree: ast.Module, settings: GateConfig, prefilter: bool
-) -> list[Finding]:
-    spans, level_triggered = index_functions(tree)
-    if prefilter:
-        candidates = [span for span in spans if is_candidate(span, settings.teardown)]
-    else:
-        candidates = [span for span in spans if span.is_async]
-    if not candidates:
-        return []
-    from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed
-
-    return teardown_findings(path, text, spans, level_triggered, candidates, settings)

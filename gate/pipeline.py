@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate.analysis.summary import ModuleSummary
 from gate.checks import rules_of
 from gate.complexity.facts import RatchetFacts
 from gate.complexity.measure import FunctionComplexity
@@ -27,10 +28,14 @@ from gate.source import Suppressions
 
 @dataclass
 class CheckResult:
+    """The run's findings; `summaries` are its files' function summaries, which the teardown
+    analysis resolved awaited callees in (the fixer runs it again with them)."""
+
     findings: list[Finding]
     files: int
     functions: list[FunctionComplexity] = field(default_factory=list)
     excluded: int = 0
+    summaries: list[ModuleSummary] = field(default_factory=list)
 
 
 @dataclass
@@ -40,6 +45,7 @@ class _FileStage:
     measured_paths: set[str] = field(default_factory=set)
     unparsed: list[Finding] = field(default_factory=list)
     noqa: dict[str, Suppressions] = field(default_factory=dict)
+    summaries: list[ModuleSummary] = field(default_factory=list)
 
 
 def _discover(paths: Sequence[Path], loaded: LoadedConfig) -> Discovered:
@@ -60,8 +66,10 @@ def _file_stage(
     for source, result in zip(
         files, file_results(files, loaded.root, loaded.settings, options, teardown), strict=True
     ):
-        stage.findings.extend(result.findings)
+        stage.findings.extend(result.all_findings)
         stage.noqa[source.relative] = result.noqa
+        if result.summary is not None:
+            stage.summaries.append(result.summary)
         if result.functions is None:
             stage.unparsed.extend(result.findings)
         else:
@@ -107,7 +115,9 @@ def run_check(
     if changed is not None:
         findings = keep(findings, changed, loaded.root)
     findings.sort(key=Finding.sort_key)
-    return CheckResult(findings, len(discovered.files), stage.functions, discovered.excluded)
+    return CheckResult(
+        findings, len(discovered.files), stage.functions, discovered.excluded, stage.summaries
+    )
 
 
 @dataclass

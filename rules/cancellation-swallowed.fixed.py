@@ -88,11 +88,18 @@ class BareExcept:
         try:
             await self.evaluate()
         finally:
+            interrupt: BaseException | None = None
             try:
                 await self.notify()
             # ruleid: cancellation-swallowed
-            except:  # noqa: E722
+            except BaseException as error:  # noqa: E722
+                if not isinstance(error, Exception):
+                    interrupt = interrupt or error
+                if interrupt is not None:
+                    raise interrupt
                 return
+            if interrupt is not None:
+                raise interrupt
 
 
 class WorkerLoopIsNotTeardown:
@@ -102,3 +109,43 @@ class WorkerLoopIsNotTeardown:
         # ok: cancellation-swallowed
         except asyncio.CancelledError:
             pass
+
+
+class BroadHandlerAfterACancelHandler:
+    # Found on real code: the second handler never sees the cancel the first one takes.
+    async def run(self):
+        try:
+            await self.evaluate()
+        except asyncio.CancelledError:
+            self.write_result()
+            raise
+        # ok: cancellation-swallowed
+        except BaseException:
+            pass
+
+
+class FailIsARaise:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self.post_run()
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pytest.fail("post_run must not be cancelled")
+
+
+class SwallowedThenReraised:
+    # The inner handler drops the child's cancel; the bare raise after it carries on the outer one.
+    async def run(self, task):
+        try:
+            await self.evaluate()
+        except BaseException:
+            task.cancel()
+            try:
+                await task
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pass
+            raise

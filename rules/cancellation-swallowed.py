@@ -94,3 +94,43 @@ class WorkerLoopIsNotTeardown:
         # ok: cancellation-swallowed
         except asyncio.CancelledError:
             pass
+
+
+class BroadHandlerAfterACancelHandler:
+    # Found on real code: the second handler never sees the cancel the first one takes.
+    async def run(self):
+        try:
+            await self.evaluate()
+        except asyncio.CancelledError:
+            self.write_result()
+            raise
+        # ok: cancellation-swallowed
+        except BaseException:
+            pass
+
+
+class FailIsARaise:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self.post_run()
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pytest.fail("post_run must not be cancelled")
+
+
+class SwallowedThenReraised:
+    # The inner handler drops the child's cancel; the bare raise after it carries on the outer one.
+    async def run(self, task):
+        try:
+            await self.evaluate()
+        except BaseException:
+            task.cancel()
+            try:
+                await task
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pass
+            raise

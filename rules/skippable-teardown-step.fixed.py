@@ -245,3 +245,50 @@ class MarkedCritical:
             self.rows.append(self.result)  # gate: critical
             if interrupt is not None:
                 raise interrupt
+
+
+class StepsOnTheInterruptsOwnPath:
+    # Found on real code: the handler the cancel lands in, and the finally of the same try, run
+    # because of the interrupt; only what comes after the try is skipped.
+    async def run(self, proc):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                try:
+                    await proc.wait()
+                except BaseException:
+                    # ok: skippable-teardown-step
+                    proc.kill()
+                    raise
+                finally:
+                    # ok: skippable-teardown-step
+                    release(proc)
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class InflectedAndCancelledSteps:
+    async def run(self, tasks):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            for task in tasks:
+                # ruleid: skippable-teardown-step
+                task.cancel()
+                try:
+                    await task
+                except BaseException as error:
+                    interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.mark_stopped()
+            # ok: skippable-teardown-step
+            self.is_stopped()
+            if interrupt is not None:
+                raise interrupt

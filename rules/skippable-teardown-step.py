@@ -185,3 +185,38 @@ class MarkedCritical:
             await self.notify()
             # ruleid: skippable-teardown-step
             self.rows.append(self.result)  # gate: critical
+
+
+class StepsOnTheInterruptsOwnPath:
+    # Found on real code: the handler the cancel lands in, and the finally of the same try, run
+    # because of the interrupt; only what comes after the try is skipped.
+    async def run(self, proc):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await proc.wait()
+            except BaseException:
+                # ok: skippable-teardown-step
+                proc.kill()
+                raise
+            finally:
+                # ok: skippable-teardown-step
+                release(proc)
+            # ruleid: skippable-teardown-step
+            self.write_result()
+
+
+class InflectedAndCancelledSteps:
+    async def run(self, tasks):
+        try:
+            await self.evaluate()
+        finally:
+            for task in tasks:
+                # ruleid: skippable-teardown-step
+                task.cancel()
+                await task
+            # ruleid: skippable-teardown-step
+            self.mark_stopped()
+            # ok: skippable-teardown-step
+            self.is_stopped()

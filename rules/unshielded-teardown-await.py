@@ -39,8 +39,10 @@ class AnyioUnshielded:
         try:
             await client.work()
         except anyio.get_cancelled_exc_class():
+            # One await, one finding: under trio/anyio the unshielded await is the report, and
+            # unguarded-cleanup-await stays quiet on it.
             # ruleid: unshielded-teardown-await
-            # ruleid: unguarded-cleanup-await
+            # ok: unguarded-cleanup-await
             await client.release()
             raise
 
@@ -72,3 +74,54 @@ class ShieldFalseDoesNotShield:
             with trio.move_on_after(5, shield=False):
                 # ruleid: unshielded-teardown-await
                 await conn.send_goodbye()
+
+
+class ShieldExpression:
+    # `shield=pending` shields whenever it is set; only a literal False does not.
+    async def run(self, conn, pending):
+        try:
+            await conn.serve()
+        finally:
+            with anyio.CancelScope(shield=pending):
+                # ok: unshielded-teardown-await
+                await conn.send_goodbye()
+
+
+class ShieldSetOnTheScope:
+    async def run(self, conn, scope):
+        try:
+            await conn.serve()
+        finally:
+            scope.shield = True
+            # ok: unshielded-teardown-await
+            await conn.send_goodbye()
+
+
+class OnlyWaitsAfterTheWork:
+    # The close is done before the await; waiting for it loses nothing when cut.
+    async def run(self, writer):
+        try:
+            await writer.serve()
+        finally:
+            writer.close()
+            # ok: unshielded-teardown-await
+            await writer.wait_closed()
+
+
+class DelegatedExit:
+    # The wrapped manager owns its shielding (a nursery's exit must stay cancellable).
+    async def __aexit__(self, *exc_info):
+        # ok: unshielded-teardown-await
+        # ok: unguarded-cleanup-await
+        return await self._inner.__aexit__(*exc_info)
+
+
+class ForcefulClose:
+    async def run(self, stream):
+        try:
+            await stream.serve()
+        except BaseException:
+            # ok: unshielded-teardown-await
+            # ok: unguarded-cleanup-await
+            await anyio.aclose_forcefully(stream)
+            raise

@@ -268,7 +268,7 @@ def _teardown_findings(tmp_path: Path, source: str) -> list[tuple]:
     path = tmp_path / "generated.py"
     path.write_text(source, encoding="utf-8")
     result = check_file(SourceFile(path, "generated.py"), GateConfig())
-    return sorted((f.code, f.location, f.related) for f in result.findings)
+    return sorted((f.code, f.location, f.related) for f in result.all_findings)
 
 
 @settings(max_examples=40, deadline=None)

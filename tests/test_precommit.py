@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -11,21 +12,60 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import BUGGY, CLEAN, write
+from test_complexity import branches
+
+from gate.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_hooks_file_follows_the_schema() -> None:
-    hooks = {
-        hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    }
-    assert set(hooks) == {"gate", "gate-complexity"}
-    for hook in hooks.values():
+    from pre_commit.clientlib import load_manifest
+
+    assert load_manifest(ROOT / ".pre-commit-hooks.yaml")  # raises on a schema error
+    by_id = hooks()
+    assert set(by_id) == {"gate", "gate-complexity"}
+    for hook in by_id.values():
         assert hook["language"] == "python"
         assert hook["types_or"] == ["python", "pyi"]
         assert "update" not in hook["entry"]  # hooks never write the baseline
-    assert hooks["gate-complexity"]["pass_filenames"] is False
-    assert hooks["gate-complexity"]["require_serial"] is True
+    assert by_id["gate-complexity"]["pass_filenames"] is False
+    assert by_id["gate-complexity"]["require_serial"] is True
+
+
+TANGLED = branches("tangled", 12)  # complexity 12, over the default threshold of 10
+
+
+def hooks() -> dict[str, dict]:
+    return {
+        hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    }
+
+
+def codes_reported(hook: dict, files: list[str], capsys) -> set[str]:
+    """The codes a hook reports when pre-commit runs it on `files`."""
+    argv = shlex.split(hook["entry"])[1:] + (files if hook.get("pass_filenames", True) else [])
+    code = main(argv)
+    out = capsys.readouterr().out
+    assert code in (0, 1), out
+    return {line.split()[1] for line in out.splitlines() if ": GATE" in line}
+
+
+def test_complexity_is_reported_by_one_hook_only(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "bad.py", BUGGY)
+    write(in_tmp / "tangled.py", TANGLED)
+    found = {
+        hook_id: codes_reported(hook, ["bad.py", "tangled.py"], capsys)
+        for hook_id, hook in hooks().items()
+    }
+    assert found == {"gate": {"GATE100"}, "gate-complexity": {"GATE200"}}
+
+
+def test_the_hooks_file_says_what_the_hooks_write() -> None:
+    header = (ROOT / ".pre-commit-hooks.yaml").read_text().split("\n- id:")[0]
+    assert "writes no file" not in header and "any file" not in header
+    assert "`.gate_cache/`" in header
+    assert "Neither hook writes the baseline" in header
 
 
 def pre_commit(repo: Path, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
@@ -34,6 +74,13 @@ def pre_commit(repo: Path, *args: str, home: Path) -> subprocess.CompletedProces
     return subprocess.run(
         [executable, *args], cwd=repo, capture_output=True, text=True, env=environment, timeout=900
     )
+
+
+def hook_sections(output: str):
+    """(hook id, its output) for each hook in `pre-commit run` output."""
+    for section in output.split("- hook id: ")[1:]:
+        hook_id, _, rest = section.partition("\n")
+        yield hook_id.strip(), rest
 
 
 @pytest.mark.slow
@@ -48,6 +95,7 @@ def test_try_repo_fails_on_a_skippable_step_and_passes_on_a_clean_file(tmp_path:
         subprocess.run(["git", *args], cwd=repo, check=True)
     write(repo / "bad.py", BUGGY)
     write(repo / "good.py", CLEAN)
+    write(repo / "tangled.py", TANGLED)
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     home = tmp_path / "pre-commit-home"
 
@@ -59,6 +107,14 @@ def test_try_repo_fails_on_a_skippable_step_and_passes_on_a_clean_file(tmp_path:
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
 
-    ratchet = pre_commit(repo, "try-repo", str(ROOT), "gate-complexity", "--all-files", home=home)
-    assert ratchet.returncode == 0, ratchet.stdout + ratchet.stderr
+    # every hook over every file: the complexity crossing is reported by gate-complexity only
+    both = pre_commit(repo, "try-repo", str(ROOT), "--all-files", home=home)
+    assert both.returncode == 1, both.stdout + both.stderr
+    sections = dict(hook_sections(both.stdout))
+    assert set(sections) == {"gate", "gate-complexity"}
+    assert "bad.py:6:9: GATE100" in sections["gate"] and "GATE200" not in sections["gate"]
+    assert "tangled.py:1:1: GATE200 tangled: complexity 12" in sections["gate-complexity"]
+    assert "GATE100" not in sections["gate-complexity"]
+    # what the hooks wrote: the result cache, never the baseline
+    assert (repo / ".gate_cache").is_dir()
     assert not (repo / "baselines").exists()

@@ -23,7 +23,7 @@ SETTINGS = settings(
 def check_source(tmp_path: Path, source: str) -> list:
     path = tmp_path / "generated.py"
     path.write_text(source, encoding="utf-8")
-    return check_file(SourceFile(path, "generated.py"), GateConfig()).findings
+    return check_file(SourceFile(path, "generated.py"), GateConfig()).all_findings
 
 
 @SETTINGS

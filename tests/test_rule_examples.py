@@ -42,7 +42,7 @@ def findings_for(
         path.write_text(text, encoding="utf-8")
     config = example_config(path.read_text(encoding="utf-8"))
     result = check_file(SourceFile(path, path.name), config)
-    findings = list(result.findings)
+    findings = list(result.all_findings)
     if result.functions is not None:
         inputs = RatchetInputs(baseline=baseline or {}, judged_paths={path.name})
         facts = judge(result.functions, inputs, config.complexity)

@@ -28,7 +28,7 @@ CORPUS = sorted((ROOT / "rules").glob("*.py")) + sorted((ROOT / "examples").glob
 
 def findings(path: Path, prefilter: bool) -> list[tuple]:
     result = check_file(SourceFile(path, path.name), GateConfig(), prefilter=prefilter)
-    return [(f.code, f.location, f.message, f.related) for f in result.findings]
+    return [(f.code, f.location, f.message, f.related) for f in result.all_findings]
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
@@ -81,7 +81,8 @@ def test_warm_run_reads_the_cache(in_tmp: Path, capsys, monkeypatch) -> None:
     def no_work(job):
         raise AssertionError("a cached file was checked again")
 
-    monkeypatch.setattr(engine, "_run_job", no_work)
+    monkeypatch.setattr(engine, "_first_stage", no_work)
+    monkeypatch.setattr(engine, "_teardown_stage", no_work)
     assert run_json(capsys) == cold
 
 

@@ -13,6 +13,9 @@ CANCEL_NAMES = frozenset({"CancelledError", "Cancelled", "BaseException"})
 CANCEL_CALLS = frozenset({"get_cancelled_exc_class()"})
 LEVEL_TRIGGERED_LIBRARIES = frozenset({"trio", "anyio"})
 
+# trio/anyio scopes that shield what they enclose when opened with `shield=` (not literally False)
+SHIELD_SCOPES = frozenset({"CancelScope", "move_on_after", "move_on_at", "fail_after", "fail_at"})
+
 
 def catches_cancellation(names: Iterable[str | None]) -> bool:
     """True when a handler catching these names catches cancellation.
@@ -21,3 +24,15 @@ def catches_cancellation(names: Iterable[str | None]) -> bool:
     stands for a bare `except:`.
     """
     return any(name is None or name in CANCEL_NAMES or name in CANCEL_CALLS for name in names)
+
+
+def catches_only_cancellation(names: Iterable[str | None]) -> bool:
+    """True when a handler catching these names catches cancellation and nothing else (not a
+    bare `except:` or `BaseException`, which any error enters)."""
+    listed = list(names)
+    return bool(listed) and all(
+        name is not None
+        and name != "BaseException"
+        and (name in CANCEL_NAMES or name in CANCEL_CALLS)
+        for name in listed
+    )

@@ -8,13 +8,45 @@ each rule's own predicate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from gate.model import Severity
+
 if TYPE_CHECKING:
     import libcst as cst
+
+
+class Consequence(Enum):
+    """What is lost when a step is skipped or cut short."""
+
+    LOSES_WORK = "loses data or leaks something outside the process"
+    BEST_EFFORT = "a best-effort close of an in-process object"
+
+
+@dataclass(frozen=True)
+class Tiers:
+    """The severity of a teardown finding: an error when a step that loses data or leaks outside
+    the process is at stake, a warning for a best-effort close and for test code (each
+    configurable)."""
+
+    best_effort: Severity = Severity.WARNING
+    test_code: Severity = Severity.WARNING
+
+    def of(self, consequences: Iterable[Consequence], in_tests: bool) -> Severity:
+        """The severity for findings that put steps with these consequences at stake (no step:
+        the finding is about cancellation itself, which loses work)."""
+        listed = list(consequences) or [Consequence.LOSES_WORK]
+        natural = (
+            Severity.ERROR
+            if Consequence.LOSES_WORK in listed or self.best_effort is Severity.ERROR
+            else Severity.WARNING
+        )
+        if in_tests and self.test_code is Severity.WARNING:
+            return Severity.WARNING
+        return natural
 
 
 class RegionKind(Enum):
@@ -24,6 +56,7 @@ class RegionKind(Enum):
     CANCEL_HANDLER = "cancellation handler"
     AEXIT = "__aexit__"
     CONFIGURED = "teardown function"
+    METHOD = "teardown method"
     HELPER = "teardown helper"
 
     @property
@@ -85,6 +118,7 @@ class Enclosure:
     holds: bool = False
     report_node: cst.CSTNode | None = None
     finally_body: cst.BaseSuite | None = None
+    cancel_handler: int | None = None  # the index of the handler a cancel lands in
 
 
 @dataclass(frozen=True)
@@ -103,8 +137,15 @@ class InterruptPoint:
     loops: tuple[int, ...]
     enclosures: tuple[Enclosure, ...]
     text: str
-    no_arg_aclose: bool = False
     awaited_call: str | None = None
+    # cancel-safe by contract: a no-argument `.aclose()` (trio/anyio close even when cancelled),
+    # anyio's `aclose_forcefully`, a delegated `__aexit__` (the wrapped manager owns its shield)
+    by_contract: bool = False
+    in_thread: bool = False  # handed to a thread, which finishes even when the await is cancelled
+    # what the project's summary of the awaited function says: its own steps survive an
+    # interrupt inside it; it holds the interrupt and returns normally
+    callee_cut_safe: bool = False
+    callee_holds: bool = False
     guarded: bool = False
     shielded: bool = False
 
@@ -115,6 +156,7 @@ class CriticalStep:
 
     statement: cst.CSTNode
     label: str  # `self._cleanup()`, or the statement's text when marked
+    consequence: Consequence
     order: int
     branches: tuple[Branch, ...]
     loops: tuple[int, ...]
@@ -124,9 +166,9 @@ class CriticalStep:
     uses_asyncio_shield: bool = False
 
     @property
-    def only_no_arg_aclose(self) -> bool:
-        """Awaited, and every await is a no-argument `.aclose()` (closes even when cancelled)."""
-        return bool(self.points) and all(point.no_arg_aclose for point in self.points)
+    def only_by_contract(self) -> bool:
+        """Awaited, and every await is cancel-safe by contract."""
+        return bool(self.points) and all(point.by_contract for point in self.points)
 
 
 @dataclass(frozen=True)
@@ -137,6 +179,7 @@ class CancelHandler:
     node: cst.ExceptHandler | cst.ExceptStarHandler
     text: str
     function_body: cst.CSTNode
+    reraised_after: bool = False  # the block around its `try` ends by raising
 
 
 @dataclass(frozen=True)
@@ -150,6 +193,9 @@ class Region:
     points: tuple[InterruptPoint, ...]
     steps: tuple[CriticalStep, ...]
     cancel_handlers: tuple[CancelHandler, ...]
+    # entered only because a cancel already landed: a cancellation handler, or a helper awaited
+    # from one (on asyncio, cutting it short needs a second cancel)
+    entered_by_cancel: bool = False
     body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
 
@@ -163,9 +209,24 @@ def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
     return False
 
 
+def on_interrupt_path(point: InterruptPoint, step: CriticalStep) -> bool:
+    """Does an interrupt at `point` itself run `step`: the step is in the handler of an enclosing
+    `try` that the cancel lands in, or in that `try`'s `finally:`?"""
+    for enclosure in point.enclosures:
+        if enclosure.kind is EnclosureKind.TRY_EXCEPT and enclosure.cancel_handler is not None:
+            arm = Branch(id(enclosure.node), Arm.HANDLER, enclosure.cancel_handler)
+        elif enclosure.kind is EnclosureKind.TRY_FINALLY:
+            arm = Branch(id(enclosure.node), Arm.FINALLY)
+        else:
+            continue
+        if arm in step.branches:
+            return True
+    return False
+
+
 def precedes(point: InterruptPoint, step: CriticalStep) -> bool:
     """Can an interrupt at `point` happen before `step` runs, in this pass or a loop's next one?"""
-    if _exclusive(point.branches, step.branches):
+    if _exclusive(point.branches, step.branches) or on_interrupt_path(point, step):
         return False
     if point.order < step.order and point.statement is not step.statement:
         return True
@@ -174,9 +235,20 @@ def precedes(point: InterruptPoint, step: CriticalStep) -> bool:
 
 @dataclass(frozen=True)
 class ModuleAnalysis:
-    """The regions of one file, whether it is level-triggered (trio/anyio), and where each
-    reported node's position can be resolved (by id of the node)."""
+    """The regions of one file, whether it is level-triggered (trio/anyio), where each reported
+    node's position can be resolved (by id of the node), whether the file is test code, and the
+    severity tiers the project chose."""
 
     regions: tuple[Region, ...]
     level_triggered: bool
     node_snippets: Mapping[int, object]
+    in_tests: bool = False
+    tiers: Tiers = Tiers()
+
+    def severity(self, consequences: Iterable[Consequence], region: Region) -> Severity:
+        """The tier of a finding in `region` that puts steps with these consequences at stake.
+        On asyncio a region entered by a cancel can be cut only by a second cancel: a warning.
+        """
+        if region.entered_by_cancel and not self.level_triggered:
+            return Severity.WARNING
+        return self.tiers.of(consequences, self.in_tests)

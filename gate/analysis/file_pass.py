@@ -10,9 +10,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gate.analysis.candidates import FunctionSpan
 from gate.analysis.facts import ModuleAnalysis
-from gate.analysis.walker import AnalysisError, Snippet, analyse_functions
+from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functions
 from gate.checks import analysis_skipped, rules_of
 from gate.config import GateConfig
+from gate.discovery import matches
 from gate.model import Family, Finding, Location
 from gate.rule import Locate
 from gate.source import source_lines
@@ -25,11 +26,15 @@ def teardown_findings(
     level_triggered: bool,
     candidates: list[FunctionSpan],
     settings: GateConfig,
+    project: Project | None = None,
 ) -> list[Finding]:
     """The teardown findings of the candidate functions (and the helpers they await)."""
     lines = source_lines(text)
+    in_tests = matches(path, settings.teardown.test_paths)
     try:
-        analysis = analyse_functions(lines, spans, level_triggered, settings.teardown, candidates)
+        analysis = analyse_functions(
+            lines, spans, level_triggered, settings.teardown, candidates, in_tests, project
+        )
     except (AnalysisError, RecursionError) as error:
         line = getattr(error, "line", 1)
         column = getattr(error, "column", 1)

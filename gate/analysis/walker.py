@@ -12,17 +12,23 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import libcst as cst
 
-from gate.analysis.cancellation import catches_cancellation
+from gate.analysis.cancellation import (
+    SHIELD_SCOPES,
+    catches_cancellation,
+    catches_only_cancellation,
+)
 from gate.analysis.candidates import FunctionSpan, configured, is_candidate
 from gate.analysis.facts import (
     Arm,
     Branch,
     CancelHandler,
+    Consequence,
     CriticalStep,
     Enclosure,
     EnclosureKind,
@@ -30,21 +36,27 @@ from gate.analysis.facts import (
     ModuleAnalysis,
     Region,
     RegionKind,
+    Tiers,
     precedes,
 )
+from gate.analysis.summary import FunctionSummary
+from gate.analysis.vocabulary import Vocabulary
 from gate.config import TeardownConfig
+from gate.model import Severity
 
-SHIELD_SCOPES = frozenset({"CancelScope", "move_on_after", "move_on_at", "fail_after", "fail_at"})
+
+class Project(Protocol):
+    """What the rest of the project says about names a function uses (ProjectView)."""
+
+    def callee(self, caller: str, owner: str, call: str) -> FunctionSummary | None:
+        """The summary of the function an awaited call runs, None when the project lacks it."""
+
+    def shields(self, caller: str, owner: str, name: str) -> bool:
+        """Does a `with name(...)` open a shielded scope (a project context manager)?"""
+
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
-
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-
-
-def name_words(name: str) -> tuple[str, ...]:
-    """Split an identifier on underscores and case changes, lower-cased."""
-    return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -118,23 +130,74 @@ def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def _literally_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
 def _is_shield_scope(call: cst.Call) -> bool:
+    """A trio/anyio scope opened with `shield=` anything but a literal False (`shield=pending`
+    shields when it matters)."""
     if final_name(call.func) not in SHIELD_SCOPES:
         return False
     return any(
         arg.keyword is not None
         and arg.keyword.value == "shield"
-        and isinstance(arg.value, cst.Name)
-        and arg.value.value == "True"
+        and not _literally_false(arg.value)
         for arg in call.args
     )
+
+
+def _sets_shield(statement: cst.CSTNode) -> bool:
+    """`scope.shield = True` (or any value but a literal False): the scope shields from here."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return any(
+        isinstance(small, cst.Assign)
+        and not _literally_false(small.value)
+        and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "shield"
+            for t in small.targets
+        )
+        for small in statement.body
+    )
+
+
+def cancel_handler_index(statement: cst.Try | cst.TryStar) -> int | None:
+    """The handler a cancel lands in: the first that catches cancellation (a later broad
+    handler never sees it)."""
+    for index, handler in enumerate(statement.handlers):
+        if handler_catches_cancellation(handler):
+            return index
+    return None
+
+
+# Awaited calls that are cancel-safe by contract: anyio's forceful close (it cancels its own
+# scope on purpose) and a delegated exit (the wrapped manager owns its shielding); a no-argument
+# `.aclose()` is too.
+CONTRACT_CALLS = frozenset({"aclose_forcefully", "__aexit__"})
+
+
+def _by_contract(call: cst.Call) -> bool:
+    name = final_name(call.func)
+    return name in CONTRACT_CALLS or (name == "aclose" and not call.args)
+
+
+# Calls that never return normally, for handlers that look as if they swallowed a cancel.
+RAISING_CALLS = frozenset({"pytest.fail", "pytest.skip", "pytest.exit", "sys.exit", "os._exit"})
+
+
+def _raises(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, cst.Raise):
+        return True
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and dotted_name(call.func) in RAISING_CALLS
 
 
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
     for statement in statements(body):
         if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite) and any(
-            isinstance(small, cst.Raise) for small in statement.body
+            _raises(small) for small in statement.body
         ):
             return True
     return False
@@ -205,20 +268,38 @@ def blocks(statement: cst.CSTNode) -> Blocks:
 # The region walker
 
 
+Callee = Callable[[str], FunctionSummary | None]
+
+
+def _no_callee(call: str) -> FunctionSummary | None:
+    return None
+
+
+def _no_shield(name: str) -> bool:
+    return False
+
+
 class _RegionWalker:
-    """Walks one region in execution order, collecting its interrupt points and steps."""
+    """Walks one region in execution order, collecting its interrupt points and steps.
+
+    `callee` looks up the project's summary of an awaited call's function (None when the project
+    does not define it)."""
 
     def __init__(
         self,
         module: cst.Module,
         config: TeardownConfig,
         function_body: cst.CSTNode,
-        tokens: tuple[tuple[str, ...], ...],
+        vocabulary: Vocabulary,
+        callee: Callee = _no_callee,
+        shields: Callable[[str], bool] = _no_shield,
     ) -> None:
         self.module = module
         self.config = config
         self.function_body = function_body
-        self.tokens = tokens
+        self.vocabulary = vocabulary
+        self.callee = callee
+        self.shields = shields
         self.order = 0
         self.branches: list[Branch] = []
         self.loops: list[int] = []
@@ -227,6 +308,7 @@ class _RegionWalker:
         self.points: list[InterruptPoint] = []
         self.steps: list[CriticalStep] = []
         self.cancel_handlers: list[CancelHandler] = []
+        self.raise_after: list[bool] = []
 
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -239,12 +321,19 @@ class _RegionWalker:
         return self.order
 
     # -- classification
-    def critical_name(self, calls: list[cst.Call]) -> str | None:
+    def critical_call(self, calls: list[cst.Call]) -> tuple[str, Consequence] | None:
+        """The label and consequence of the first call that is a step, or None."""
         for call in calls:
             for candidate in self._called_functions(call):
                 name = final_name(candidate)
-                if name is not None and self._is_critical_name(name):
-                    return f"{dotted_name(candidate) or name}()"
+                if name is None:
+                    continue
+                receiver = (
+                    dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
+                )
+                consequence = self.vocabulary.consequence(name, receiver)
+                if consequence is not None:
+                    return f"{dotted_name(candidate) or name}()", consequence
         return None
 
     def _called_functions(self, call: cst.Call) -> Iterator[cst.BaseExpression]:
@@ -255,14 +344,6 @@ class _RegionWalker:
             index = THREAD_WRAPPERS[wrapper]
             if len(args) > index:
                 yield args[index]
-
-    def _is_critical_name(self, name: str) -> bool:
-        words = name_words(name)
-        for token in self.tokens:
-            size = len(token)
-            if any(words[i : i + size] == token for i in range(len(words) - size + 1)):
-                return True
-        return False
 
     def is_shield_helper(self, call: cst.Call) -> bool:
         name = dotted_name(call.func)
@@ -288,8 +369,16 @@ class _RegionWalker:
 
     # -- walking
     def walk_suite(self, body: cst.BaseSuite) -> None:
+        shields = 0
+        self.raise_after.append(_unconditional_raise(body))
         for statement in statements(body):
             self.walk_statement(statement)
+            if _sets_shield(statement):
+                self.enclosures.append(Enclosure(EnclosureKind.SHIELD, statement))
+                shields += 1
+        self.raise_after.pop()
+        if shields:
+            del self.enclosures[-shields:]
 
     def walk_statement(self, statement: cst.CSTNode) -> None:
         if isinstance(statement, cst.FunctionDef | cst.ClassDef):
@@ -323,15 +412,16 @@ class _RegionWalker:
     def walk_small(self, small: cst.BaseSmallStatement, marked: bool) -> None:
         found = collect(small)
         points = self.add_points_from(found.awaits, small)
-        name = self.critical_name(found.calls)
-        if name is None and marked:
-            name = self.code(small)
-        if name is None:
+        step = self.critical_call(found.calls)
+        if step is None and marked:
+            step = self.code(small), Consequence.LOSES_WORK
+        if step is None:
             return
         self.steps.append(
             CriticalStep(
                 statement=small,
-                label=name,
+                label=step[0],
+                consequence=step[1],
                 order=self.next_order(),
                 branches=tuple(self.branches),
                 loops=tuple(self.loops),
@@ -351,33 +441,49 @@ class _RegionWalker:
     def add_points_from(
         self, awaits: list[cst.Await], statement: cst.CSTNode
     ) -> list[InterruptPoint]:
-        points = []
-        for node in awaits:
-            enclosures = list(self.enclosures)
-            inner = node.expression
-            call = inner if isinstance(inner, cst.Call) else None
-            if call is not None and self.is_shield_helper(call):
-                enclosures.append(Enclosure(EnclosureKind.SHIELD, call))
-            points.append(
-                self.new_point(
-                    node,
-                    statement,
-                    enclosures,
-                    no_arg_aclose=call is not None
-                    and final_name(call.func) == "aclose"
-                    and not call.args,
-                    awaited_call=dotted_name(call.func) if call is not None else None,
-                )
-            )
-        return points
+        points = [self.point_for(node, statement) for node in awaits]
+        return [point for point in points if point is not None]
+
+    def enclosures_of(
+        self, node: cst.Await, call: cst.Call | None, callee: FunctionSummary
+    ) -> list[Enclosure]:
+        """What encloses an await: the walker's enclosures, and a shield when the awaited call
+        is a configured shield helper or a function whose body is shielded."""
+        if call is not None and self.is_shield_helper(call):
+            return [*self.enclosures, Enclosure(EnclosureKind.SHIELD, call)]
+        if callee.shielded:
+            return [*self.enclosures, Enclosure(EnclosureKind.SHIELD, node)]
+        return list(self.enclosures)
+
+    def point_for(self, node: cst.Await, statement: cst.CSTNode) -> InterruptPoint | None:
+        """The interrupt point of one await, None when awaiting it cannot suspend."""
+        call = node.expression if isinstance(node.expression, cst.Call) else None
+        awaited = dotted_name(call.func) if call is not None else None
+        summary = self.callee(awaited) if awaited else None
+        if summary is not None and not summary.suspends:
+            return None  # awaiting a coroutine that never suspends cannot be interrupted
+        known = summary or FunctionSummary(True, False, False, False)
+        return self.new_point(
+            node,
+            statement,
+            self.enclosures_of(node, call, known),
+            awaited_call=awaited,
+            by_contract=call is not None and _by_contract(call),
+            in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
+            callee_cut_safe=known.cut_safe,
+            callee_holds=known.holds,
+        )
 
     def new_point(
         self,
         node: cst.CSTNode,
         statement: cst.CSTNode,
         enclosures: list[Enclosure],
-        no_arg_aclose: bool = False,
         awaited_call: str | None = None,
+        by_contract: bool = False,
+        in_thread: bool = False,
+        callee_cut_safe: bool = False,
+        callee_holds: bool = False,
     ) -> InterruptPoint:
         point = InterruptPoint(
             node=node,
@@ -387,8 +493,11 @@ class _RegionWalker:
             loops=tuple(self.loops),
             enclosures=tuple(enclosures),
             text=self.code(node),
-            no_arg_aclose=no_arg_aclose,
             awaited_call=awaited_call,
+            by_contract=by_contract,
+            in_thread=in_thread,
+            callee_cut_safe=callee_cut_safe,
+            callee_holds=callee_holds,
         )
         self.points.append(point)
         return point
@@ -407,7 +516,8 @@ class _RegionWalker:
             self.walk_suite(statement.orelse.body)
 
     def with_enclosure(self, statement: cst.With, call: cst.Call) -> Enclosure | None:
-        if _is_shield_scope(call) or self.is_shield_helper(call):
+        name = dotted_name(call.func)
+        if _is_shield_scope(call) or self.is_shield_helper(call) or (name and self.shields(name)):
             return Enclosure(EnclosureKind.SHIELD, statement)
         if final_name(call.func) == "suppress":
             catches = catches_cancellation(
@@ -438,14 +548,16 @@ class _RegionWalker:
     def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
         enclosures = []
         if statement.handlers:
-            cancel = [h for h in statement.handlers if handler_catches_cancellation(h)]
+            index = cancel_handler_index(statement)
             enclosures.append(
                 Enclosure(
                     EnclosureKind.TRY_EXCEPT,
                     statement,
-                    catches_cancellation=bool(cancel),
-                    holds=any(not _unconditional_raise(h.body) for h in cancel),
+                    catches_cancellation=index is not None,
+                    holds=index is not None
+                    and not _unconditional_raise(statement.handlers[index].body),
                     report_node=statement.handlers[0],
+                    cancel_handler=index,
                 )
             )
         if statement.finalbody is not None:
@@ -465,9 +577,10 @@ class _RegionWalker:
                 self.walk_suite(block)  # type: ignore[arg-type]
                 del self.enclosures[len(self.enclosures) - len(added) :]
             elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
-                if handler_catches_cancellation(block):
+                if index == cancel_handler_index(statement):
+                    reraised = any(self.raise_after)
                     self.cancel_handlers.append(
-                        CancelHandler(block, self.code(block), self.function_body)
+                        CancelHandler(block, self.code(block), self.function_body, reraised)
                     )
                 self.walk_suite(block.body)
             elif arm is Arm.FINALLY:
@@ -485,6 +598,7 @@ class _RegionWalker:
         function: str,
         origin: str,
         function_lines: tuple[int, int],
+        entered_by_cancel: bool = False,
         body: cst.BaseSuite | None = None,
     ) -> Region:
         """The region's facts, each interrupt point marked guarded/shielded."""
@@ -501,6 +615,7 @@ class _RegionWalker:
             points=tuple(resolved[id(point)] for point in self.points),
             steps=steps,
             cancel_handlers=tuple(self.cancel_handlers),
+            entered_by_cancel=entered_by_cancel,
             body=body,
         )
 
@@ -509,7 +624,7 @@ class _RegionWalker:
         catches cancellation and does not re-raise encloses it, when a suppress of cancellation
         does, or when a `finally:` around it carries every step that follows it."""
         shielded = any(e.kind is EnclosureKind.SHIELD for e in point.enclosures)
-        guarded = shielded or any(e.holds for e in point.enclosures)
+        guarded = shielded or point.callee_holds or any(e.holds for e in point.enclosures)
         guarded = guarded or self._carried_by_finally(point)
         return dataclasses.replace(point, guarded=guarded, shielded=shielded)
 
@@ -583,22 +698,26 @@ def parse_function(lines: Sequence[str], span: FunctionSpan) -> Snippet:
     return Snippet(module, function, offset)
 
 
-def find_regions(body: cst.BaseSuite) -> Iterator[tuple[RegionKind, cst.BaseSuite]]:
+FoundRegion = tuple[RegionKind, cst.BaseSuite, bool]  # kind, body, entered only by a cancel
+
+
+def find_regions(body: cst.BaseSuite) -> Iterator[FoundRegion]:
     """The outermost teardown regions in a function body: `finally:` blocks and the bodies of
     handlers that catch cancellation (not entering nested definitions)."""
     for statement in statements(body):
         yield from _regions_in(statement)
 
 
-def _regions_in(statement: cst.CSTNode) -> Iterator[tuple[RegionKind, cst.BaseSuite]]:
+def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
     if isinstance(statement, cst.FunctionDef | cst.ClassDef):
         return
-    for arm, _, block in blocks(statement):
+    for arm, index, block in blocks(statement):
         if arm is Arm.FINALLY:
-            yield RegionKind.FINALLY, block  # type: ignore[misc]
+            yield RegionKind.FINALLY, block, False  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
-            if handler_catches_cancellation(block):
-                yield RegionKind.CANCEL_HANDLER, block.body
+            if index == cancel_handler_index(statement):  # type: ignore[arg-type]
+                only = catches_only_cancellation(_final_names(block.type))
+                yield RegionKind.CANCEL_HANDLER, block.body, only
             else:
                 yield from find_regions(block.body)
         elif isinstance(block, cst.If):
@@ -615,10 +734,12 @@ class _Analyser:
         lines: Sequence[str],
         spans: list[FunctionSpan],
         config: TeardownConfig,
+        project: Project | None = None,
     ) -> None:
         self.lines = lines
         self.config = config
-        self.tokens = tuple(t for t in (name_words(token) for token in config.tokens) if t)
+        self.project = project
+        self.vocabulary = Vocabulary.of(config)
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
         self.node_snippets: dict[int, Snippet] = {}
@@ -630,13 +751,22 @@ class _Analyser:
         return self.parsed[span.first_line]
 
     def analyse(
-        self, span: FunctionSpan, kind: RegionKind, body: cst.BaseSuite, origin: str = ""
+        self,
+        span: FunctionSpan,
+        kind: RegionKind,
+        body: cst.BaseSuite,
+        origin: str = "",
+        by_cancel: bool = False,
     ) -> Region:
         snippet = self.snippet_of(span)
-        walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.tokens)
+        walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.vocabulary)
+        if self.project is not None:
+            project, owner = self.project, span.class_qualname or ""
+            walker.callee = lambda call: project.callee(span.qualname, owner, call)
+            walker.shields = lambda name: project.shields(span.qualname, owner, name)
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
-        region = walker.region(kind, span.qualname, origin, lines, body)
+        region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
         self.regions.append(region)
         nodes: list[object] = [handler.node for handler in region.cancel_handlers]
         nodes += [step.statement for step in region.steps]
@@ -651,20 +781,52 @@ class _Analyser:
         if span.name == "__aexit__" or configured(span, self.config):
             kind = RegionKind.AEXIT if span.name == "__aexit__" else RegionKind.CONFIGURED
             return [self.analyse(span, kind, function.body)]
-        return [self.analyse(span, kind, body) for kind, body in find_regions(function.body)]
+        return [
+            self.analyse(span, kind, body, by_cancel=only)
+            for kind, body, only in find_regions(function.body)
+        ]
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
-        """Awaited helpers called from a region are teardown too: their bodies are regions."""
+        """Awaited helpers called from a region are teardown too: their bodies are regions. A
+        helper is entered only by a cancel when every region awaiting it is."""
+        callers: dict[str, list[Region]] = {}
         while pending:
             caller, region = pending.pop(0)
             for point in region.points:
                 helper = _resolve_helper(point.awaited_call, caller, self.by_qualname)
-                if helper is None or helper.qualname in seen or not helper.is_async:
+                if helper is None or not helper.is_async:
+                    continue
+                callers.setdefault(helper.qualname, []).append(region)
+                if helper.qualname in seen:
                     continue
                 seen.add(helper.qualname)
                 origin = f"awaited from a teardown region in {caller.qualname}"
                 body = self.snippet_of(helper).function.body
                 pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
+        self._mark_entered_by_cancel(callers)
+
+    def _mark_entered_by_cancel(self, callers: dict[str, list[Region]]) -> None:
+        decided: dict[int, bool] = {}
+
+        def entered(region: Region, visiting: frozenset[int]) -> bool:
+            if region.kind is not RegionKind.HELPER:
+                return region.entered_by_cancel
+            if id(region) in decided:
+                return decided[id(region)]
+            if id(region) in visiting:
+                return False
+            inner = visiting | {id(region)}
+            # a recursive call adds nothing: the helper is entered as its first caller enters it
+            awaiting = [r for r in callers.get(region.function, []) if id(r) not in inner]
+            decided[id(region)] = bool(awaiting) and all(entered(r, inner) for r in awaiting)
+            return decided[id(region)]
+
+        self.regions = [
+            dataclasses.replace(region, entered_by_cancel=entered(region, frozenset()))
+            if region.kind is RegionKind.HELPER
+            else region
+            for region in self.regions
+        ]
 
 
 def analyse_functions(
@@ -673,14 +835,18 @@ def analyse_functions(
     level_triggered: bool,
     config: TeardownConfig,
     candidates: list[FunctionSpan] | None = None,
+    in_tests: bool = False,
+    project: Project | None = None,
 ) -> ModuleAnalysis:
     """Analyse the teardown regions of the candidate functions, and of the awaited helpers
     their regions call; each function is parsed by libcst on its own.
 
-    `candidates` defaults to the spans `is_candidate` picks. Raises AnalysisError when libcst
+    `candidates` defaults to the spans `is_candidate` picks; `project` answers what other
+    functions and classes of the project do (awaited callees, shield managers). Raises
+    AnalysisError when libcst
     rejects a function Python accepts, and RecursionError on pathologically deep code.
     """
-    analyser = _Analyser(lines, spans, config)
+    analyser = _Analyser(lines, spans, config, project)
     if candidates is None:
         candidates = [span for span in spans if is_candidate(span, config)]
     pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
@@ -690,7 +856,10 @@ def analyse_functions(
         span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
     }
     analyser.follow_helpers(pending, whole)
-    return ModuleAnalysis(tuple(analyser.regions), level_triggered, analyser.node_snippets)
+    tiers = Tiers(Severity(config.best_effort_severity), Severity(config.test_severity))
+    return ModuleAnalysis(
+        tuple(analyser.regions), level_triggered, analyser.node_snippets, in_tests, tiers
+    )
 
 
 def _resolve_helper(

@@ -63,10 +63,11 @@ keeps the cancellation.
 
 ## Fix safety
 The task now ends cancelled where it used to carry on: that is the point, but code that relied on
-the swallow (a worker loop inside a teardown) changes behaviour. There is no fix, and the finding
-says why, when a `return`, `break` or `continue` leaves the region or it yields (the kept
-cancellation would be lost or wait), for an `except*` handler (re-raising its group would change
-what is raised), and for a `suppress` that shares its `with` with other context managers.
+the swallow (a worker loop inside a teardown) changes behaviour. A `return`, `break` or
+`continue` that leaves the region re-raises the kept cancellation first. There is no fix, and the
+finding says why, when the region yields (the kept cancellation would wait across the `yield`),
+for an `except*` handler (re-raising its group would change what is raised), and for a
+`suppress` that shares its `with` with other context managers.
 
 ## Options
 None.
@@ -90,8 +91,15 @@ def swallows(handler: CancelHandler) -> bool:
     import libcst as cst  # loaded only when there is teardown code to judge
     from libcst import matchers
 
+    from gate.analysis.walker import RAISING_CALLS, dotted_name
+
+    if handler.reraised_after:
+        return False  # the block around the `try` ends with a raise that carries the cancel on
     body = handler.node.body
     if matchers.findall(body, matchers.Raise()):
+        return False
+    calls = matchers.findall(body, matchers.Call())
+    if any(dotted_name(call.func) in RAISING_CALLS for call in calls):  # type: ignore[attr-defined]
         return False
     name = handler.node.name.name if handler.node.name is not None else None
     if isinstance(name, cst.Name) and name.value in _loaded_names(body):
@@ -177,6 +185,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
                     detail=TeardownDetail((), region.function_lines),
+                    severity=analysis.severity([], region),
                 )
         seen: set[int] = set()
         for point in region.points:
@@ -195,6 +204,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1fsuppress\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=TeardownDetail((where,), region.function_lines),
+                    severity=analysis.severity([], region),
                 )
 
 

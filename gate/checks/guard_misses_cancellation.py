@@ -55,19 +55,22 @@ A handler for a name gate cannot resolve (an alias of `BaseException`, a variabl
 ## Fix
 `gate check --fix` gives the `try` one more handler, after its own, that holds what they let
 through: `except BaseException as error: interrupt = interrupt or error`; the held interrupt is
-re-raised after the rest of the region. A `suppress(...)` is wrapped in such a `try`. The
-existing handlers still catch what they caught; only cancellation (and the other
-`BaseException`s) is held now instead of skipping the teardown.
+re-raised after the rest of the region. A `suppress(...)` is wrapped in such a `try`. When the
+guarded block holds a step after the await, each await in it is held in place instead, re-raising
+an `Exception` for the guard to see and keeping only what it misses. The existing handlers still
+catch what they caught; only cancellation (and the other `BaseException`s) is held now instead of
+skipping the teardown.
 
 ## Fix safety
 The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
 exception no longer skips the later steps either, and that exception is re-raised after them,
-unchanged. Nothing changes on the path without an interrupt. There is no fix, and the finding
-says why, when a `return`, `break` or `continue` leaves the region or it yields (the held
-interrupt would be lost or wait), when the awaited statement sets a name read later in the
-region (it would be read unset), when the await is inside a comprehension, when the step is
-inside the very statement that awaits (the body of an `async with`, an `if` whose test awaits),
-or when nothing runs after the held await (holding would change nothing at run time).
+unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
+first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
+why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is inside
+a comprehension, when the step is inside the very statement that awaits (the body of an `async
+with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
+change nothing at run time).
 
 ## Options
 The critical-step options of skippable-teardown-step decide which awaits matter.
@@ -78,6 +81,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import (
+    CriticalStep,
     Enclosure,
     EnclosureKind,
     InterruptPoint,
@@ -95,20 +99,22 @@ def misses_cancellation(enclosure: Enclosure) -> bool:
     return enclosure.kind in guards and not enclosure.catches_cancellation
 
 
-def _matters(point: InterruptPoint, region: Region) -> bool:
-    """The await is itself a step, or an interrupt there can skip a later step."""
-    return any(
-        (point in step.points and not step.only_no_arg_aclose)
-        or (step.statement is not point.statement and precedes(point, step))
+def _skippable(point: InterruptPoint, region: Region) -> list[CriticalStep]:
+    """The later steps an interrupt at the await can skip. Only those make a guard that misses
+    cancellation a problem of its own: an awaited step cut short is the cut's finding."""
+    return [
+        step
         for step in region.steps
-    )
+        if step.statement is not point.statement and precedes(point, step)
+    ]
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         reported: set[int] = set()
         for point in region.points:
-            if point.guarded or not _matters(point, region):
+            skipped = [] if point.guarded else _skippable(point, region)
+            if not skipped:
                 continue
             for enclosure in point.enclosures:
                 if not misses_cancellation(enclosure) or id(enclosure.node) in reported:
@@ -129,6 +135,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=TeardownDetail((where,), region.function_lines),
+                    severity=analysis.severity((step.consequence for step in skipped), region),
                 )
 
 

@@ -74,19 +74,22 @@ finally:
 A region that already holds in a variable (`interrupt = None` above, `if interrupt is not None:
 raise interrupt` at its end) has that variable extended rather than a second one added. An await
 inside a `try` whose handlers miss cancellation gains a handler after them (they still see what
-they saw before); one under a `suppress(...)` has the `with` wrapped. Under trio/anyio the awaits
-go under a shielded cancel scope instead (see unshielded-teardown-await): a held cancel would
-fire again at the next await.
+they saw before); one under a `suppress(...)` has the `with` wrapped. When the guarded block holds
+a step after the await, each await in it is held in place instead, re-raising an `Exception` for
+the guard to see and keeping only what it misses. Under trio/anyio the awaits go under a shielded
+cancel scope instead (see unshielded-teardown-await): a held cancel would fire again at the next
+await.
 
 ## Fix safety
 The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
 exception no longer skips the later steps either, and that exception is re-raised after them,
-unchanged. Nothing changes on the path without an interrupt. There is no fix, and the finding
-says why, when a `return`, `break` or `continue` leaves the region or it yields (the held
-interrupt would be lost or wait), when the awaited statement sets a name read later in the
-region (it would be read unset), when the await is inside a comprehension, when the step is
-inside the very statement that awaits (the body of an `async with`, an `if` whose test awaits),
-or when nothing runs after the held await (holding would change nothing at run time).
+unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
+first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
+why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is inside
+a comprehension, when the step is inside the very statement that awaits (the body of an `async
+with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
+change nothing at run time).
 
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
@@ -129,6 +132,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 f"{region.function}\x1f{step.text}",
                 related=tuple(Related(where, "interrupt point") for where in interrupts),
                 detail=TeardownDetail(interrupts, region.function_lines),
+                severity=analysis.severity([step.consequence], region),
             )
 
 

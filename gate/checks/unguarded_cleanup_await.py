@@ -11,8 +11,11 @@ cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does n
 await still raises at once, the inner work is left orphaned, and `asyncio.run` cancels it anyway
 when it shuts down.
 
-A no-argument `.aclose()` is exempt: by the trio/anyio convention it completes its essential work
-even when cancelled.
+Exempt, because the work finishes even when the await is cancelled: work handed to a thread
+(`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
+for the steps after it); a no-argument `.aclose()` (by the trio/anyio convention it completes its
+essential work even when cancelled), anyio's `aclose_forcefully`, and a delegated `__aexit__` (the
+wrapped manager owns its shielding).
 
 ## Example
 ```python
@@ -44,6 +47,8 @@ async def run(sandbox):
             raise interrupt
 ```
 
+Under trio and anyio the same await is reported once, as unshielded-teardown-await.
+
 ## Known problems
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
@@ -58,12 +63,13 @@ run time and there is no fix: make the step idempotent, or under trio/anyio shie
 ## Fix safety
 The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
 exception no longer skips the later steps either, and that exception is re-raised after them,
-unchanged. Nothing changes on the path without an interrupt. There is no fix, and the finding
-says why, when a `return`, `break` or `continue` leaves the region or it yields (the held
-interrupt would be lost or wait), when the awaited statement sets a name read later in the
-region (it would be read unset), when the await is inside a comprehension, when the step is
-inside the very statement that awaits (the body of an `async with`, an `if` whose test awaits),
-or when nothing runs after the held await (holding would change nothing at run time).
+unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
+first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
+why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is inside
+a comprehension, when the step is inside the very statement that awaits (the body of an `async
+with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
+change nothing at run time).
 
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
@@ -74,34 +80,50 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region
 from gate.model import Family, Finding, Severity, TeardownDetail
 from gate.rule import Autofix, Locate, Rule
+
+
+def cut_points(step: CriticalStep) -> list[InterruptPoint]:
+    """The awaits of a step an interrupt can cut short: nothing holds them, and their work does
+    not finish on its own (a thread, a close that is cancel-safe by contract)."""
+    if step.only_by_contract:
+        return []
+    return [
+        point
+        for point in step.points
+        if not (point.guarded or point.by_contract or point.in_thread or point.callee_cut_safe)
+    ]
+
+
+def _message(region: Region, step: CriticalStep) -> str:
+    message = (
+        f"`{step.label}` is awaited in a {region.kind.words} with nothing "
+        "holding an interrupt: a cancel here cuts it short"
+    )
+    if region.origin:
+        message += f" ({region.origin})"
+    if step.uses_asyncio_shield:
+        message += "; asyncio.shield does not help, the outer await still raises"
+    return message
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for step in region.steps:
-            if step.only_no_arg_aclose:
+            bare = cut_points(step)
+            if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
+                # under trio/anyio, unshielded-teardown-await reports the same await
                 continue
-            bare = [point for point in step.points if not point.guarded]
-            if not bare:
-                continue
-            message = (
-                f"`{step.label}` is awaited in a {region.kind.words} with nothing "
-                "holding an interrupt: a cancel here cuts it short"
-            )
-            if region.origin:
-                message += f" ({region.origin})"
-            if step.uses_asyncio_shield:
-                message += "; asyncio.shield does not help, the outer await still raises"
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)
             yield RULE.finding(
                 locate(step.statement),
-                message,
+                _message(region, step),
                 f"{region.function}\x1f{step.text}",
                 detail=TeardownDetail(interrupts, region.function_lines),
+                severity=analysis.severity([step.consequence], region),
             )
 
 

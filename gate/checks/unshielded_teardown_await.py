@@ -70,9 +70,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
+from gate.analysis.vocabulary import only_waits
 from gate.model import Family, Finding, Severity, TeardownDetail
 from gate.rule import Autofix, Locate, Rule
+
+
+def _severity(analysis: ModuleAnalysis, at_stake: list[CriticalStep], region: Region) -> Severity:
+    """The steps the await can cut or skip decide; an await that puts no step at stake is a
+    warning."""
+    if not at_stake:
+        return Severity.WARNING
+    return analysis.severity((step.consequence for step in at_stake), region)
+
+
+def _exposed(point: InterruptPoint, at_stake: list[CriticalStep]) -> bool:
+    """Can a cancelled scope make this await raise with something lost? Not when it is shielded,
+    cancel-safe by contract, or only waits with nothing left to cut or skip."""
+    if point.shielded or point.by_contract:
+        return False
+    if point.callee_cut_safe and not at_stake:
+        return False  # the callee's own steps survive; nothing after it is at stake
+    return bool(at_stake) or not only_waits(point.awaited_call)
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
@@ -80,7 +99,12 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         return
     for region in analysis.regions:
         for point in region.points:
-            if point.shielded or point.no_arg_aclose:
+            at_stake = [
+                step
+                for step in region.steps
+                if (point in step.points and not point.callee_cut_safe) or precedes(point, step)
+            ]
+            if not _exposed(point, at_stake):
                 continue
             where = locate(point.node)
             yield RULE.finding(
@@ -89,6 +113,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 "trio/anyio a cancelled scope makes it raise at once",
                 f"{region.function}\x1f{point.text}",
                 detail=TeardownDetail((where,), region.function_lines),
+                severity=_severity(analysis, at_stake, region),
             )
 
 

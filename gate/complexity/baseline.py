@@ -13,7 +13,7 @@ from gate.config import ConfigError
 from gate.fsutil import atomic_write
 
 SCHEMA_VERSION = 1
-CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
+CONFLICT = re.compile(r"^(<{7}|\|{7}|={7}|>{7})( |\r?$)", re.M)
 
 
 class BaselineError(ConfigError):
@@ -23,7 +23,8 @@ class BaselineError(ConfigError):
 class Baseline(BaseModel):
     """`functions` maps `path::Qualname` to the complexity that is allowed for it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a count written as `true` or `"12"` is a broken baseline, not 1 or 12.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     schema_version: int = Field(SCHEMA_VERSION, alias="schema")
     tool: str = "gate"
@@ -32,8 +33,12 @@ class Baseline(BaseModel):
     functions: dict[str, int] = Field(default_factory=dict)
 
 
-def read_baseline(path: Path, shown: str) -> Baseline | None:
-    """The baseline at `path`, None when there is none; raises BaselineError when it is broken."""
+def read_baseline(path: Path, shown: str, merge_conflicts: bool = False) -> Baseline | None:
+    """The baseline at `path`, None when there is none; raises BaselineError when it is broken.
+
+    A file with merge-conflict markers is an error, unless `merge_conflicts`: then both sides
+    are read and merged (every entry of either side, the lower count where both have one).
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -41,12 +46,19 @@ def read_baseline(path: Path, shown: str) -> Baseline | None:
     except (OSError, UnicodeDecodeError) as error:
         raise BaselineError(f"{shown}: cannot read the baseline: {error}") from None
     conflict = CONFLICT.search(text)
-    if conflict:
-        line = text.count("\n", 0, conflict.start()) + 1
+    if conflict is None:
+        return parse_baseline(text, shown)
+    line = text.count("\n", 0, conflict.start()) + 1
+    if not merge_conflicts:
         raise BaselineError(
-            f"{shown}:{line}: merge-conflict marker in the baseline; resolve it, or regenerate "
-            "the file with `gate baseline update`"
+            f"{shown}:{line}: merge-conflict marker in the baseline; resolve it, or run "
+            "`gate baseline update`, which merges both sides (the lower count where they differ)"
         )
+    return merge_conflict(text, shown, line)
+
+
+def parse_baseline(text: str, shown: str) -> Baseline:
+    """A baseline from the file's text; raises BaselineError naming the file and the problem."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -56,15 +68,7 @@ def read_baseline(path: Path, shown: str) -> Baseline | None:
         ) from None
     if not isinstance(data, dict):
         raise BaselineError(f"{shown}: the baseline must be a JSON object")
-    try:
-        baseline = Baseline.model_validate(data)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            problems.append(f"{shown}: {key}: {reason}")
-        raise BaselineError("\n".join(problems)) from None
+    baseline = _validated(data, shown)
     if baseline.tool != "gate" or baseline.schema_version != SCHEMA_VERSION:
         raise BaselineError(
             f"{shown}: written by {baseline.tool} with schema {baseline.schema_version}; this "
@@ -74,6 +78,79 @@ def read_baseline(path: Path, shown: str) -> Baseline | None:
         if "::" not in key or value < 1:
             raise BaselineError(f"{shown}: functions.{key}: expected 'path::Qualname': count >= 1")
     return baseline
+
+
+def _validated(data: dict[str, object], shown: str) -> Baseline:
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+            problems.append(f"{shown}: {key}: {reason}")
+        raise BaselineError("\n".join(problems)) from None
+
+
+def conflict_sides(text: str) -> tuple[str, str] | None:
+    """The file as each side of a merge wrote it (diff3's base section dropped), or None
+    when the markers do not nest as git writes them."""
+    ours: list[str] = []
+    theirs: list[str] = []
+    section = "both"
+    # (section, marker) -> next section; a marker anywhere else is malformed
+    moves = {
+        ("both", "<"): "ours",
+        ("ours", "|"): "base",
+        ("ours", "="): "theirs",
+        ("base", "="): "theirs",
+        ("theirs", ">"): "both",
+    }
+    for line in text.split("\n"):
+        marker = CONFLICT.match(line)
+        if marker is not None:
+            next_section = moves.get((section, marker.group(1)[0]))
+            if next_section is None:
+                return None
+            section = next_section
+            continue
+        if section in ("both", "ours"):
+            ours.append(line)
+        if section in ("both", "theirs"):
+            theirs.append(line)
+    return ("\n".join(ours), "\n".join(theirs)) if section == "both" else None
+
+
+def merge_conflict(text: str, shown: str, line: int) -> Baseline:
+    """Both sides of a conflicted baseline merged: every entry of either side, the lower count
+    where both have one. Raises BaselineError when a side does not parse or the sides were
+    measured differently."""
+    where = f"{shown}:{line}"
+    sides = conflict_sides(text)
+    if sides is None:
+        raise BaselineError(
+            f"{where}: merge-conflict markers that do not nest as git writes them; resolve the "
+            "conflict by hand"
+        )
+    parsed = []
+    for name, side in zip(("our", "their"), sides, strict=True):
+        try:
+            parsed.append(parse_baseline(side, f"{shown} ({name} side of the conflict)"))
+        except BaselineError as error:
+            raise BaselineError(
+                f"{error}\n{where}: cannot merge the conflict; resolve it by hand"
+            ) from None
+    ours, theirs = parsed
+    if (ours.radon, ours.options) != (theirs.radon, theirs.options):
+        raise BaselineError(
+            f"{where}: the two sides of the conflict were measured with radon {ours.radon} and "
+            f"{theirs.radon}; keep one side, or start over with `gate baseline update "
+            "--rebaseline`"
+        )
+    functions = dict(theirs.functions)
+    for key, allowed in ours.functions.items():
+        functions[key] = min(allowed, functions.get(key, allowed))
+    return ours.model_copy(update={"functions": functions})
 
 
 def check_radon_version(baseline: Baseline, shown: str) -> None:
@@ -100,6 +177,14 @@ def render_baseline(functions: dict[str, int]) -> str:
 
 def write_baseline(path: Path, functions: dict[str, int]) -> None:
     atomic_write(path, render_baseline(functions))
+
+
+def is_current(path: Path, functions: dict[str, int]) -> bool:
+    """Does the file hold exactly what `write_baseline(path, functions)` would write?"""
+    try:
+        return path.read_text(encoding="utf-8") == render_baseline(functions)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def key_lines(path: Path) -> dict[str, int]:

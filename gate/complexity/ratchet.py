@@ -125,10 +125,6 @@ class UpdatePlan:
     refused: list[tuple[str, int, int]] = field(default_factory=list)
     not_accepted: list[tuple[str, int]] = field(default_factory=list)
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.lowered or self.raised or self.removed or self.moved)
-
 
 def plan_update(
     measured: Iterable[FunctionComplexity],

@@ -51,8 +51,8 @@ class ComplexitySession:
         except (ValueError, OSError, RuntimeError):
             return path.as_posix()
 
-    def read(self, check_version: bool = True) -> Baseline | None:
-        baseline = read_baseline(self.path, self.shown)
+    def read(self, check_version: bool = True, merge_conflicts: bool = False) -> Baseline | None:
+        baseline = read_baseline(self.path, self.shown, merge_conflicts)
         if baseline is not None and check_version:
             check_radon_version(baseline, self.shown)
         return baseline

@@ -7,10 +7,11 @@ import difflib
 import io
 import tokenize
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate.analysis.summary import ModuleSummary
 from gate.config import GateConfig
 from gate.filters import Selection
 from gate.fix.plan import autofix_of
@@ -44,7 +45,7 @@ class FileFix:
 
     def write(self) -> None:
         """Replace the file atomically (through a symlink, the file it points to)."""
-        atomic_write(self.absolute.resolve(), self.fixed, self.encoding)
+        atomic_write(self.absolute.resolve(), self.fixed.encode(self.encoding))
 
 
 @dataclass
@@ -84,6 +85,7 @@ def plan_fixes(
     settings: GateConfig,
     chosen: Selection,
     whole: bool = True,
+    summaries: Sequence[ModuleSummary] = (),
 ) -> FixRun:
     """Every finding, those with a fixing rule given their Fix; the files that change.
 
@@ -103,7 +105,8 @@ def plan_fixes(
         if read is None:
             continue
         text, encoding = read
-        result = fix_source(path, text, reported, settings, chosen, ROUNDS if whole else 1)
+        rounds = ROUNDS if whole else 1
+        result = fix_source(path, text, reported, settings, chosen, rounds, summaries)
         planned.update((f.fingerprint, f) for f in result.findings)
         if result.fixed is not None:
             files.append(FileFix(path, absolute, encoding, text, result.fixed))

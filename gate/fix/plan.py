@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 import libcst as cst
 
 from gate.analysis.cancellation import CANCEL_CALLS, CANCEL_NAMES, catches_cancellation
 from gate.analysis.facts import (
     CancelHandler,
+    CriticalStep,
     Enclosure,
     EnclosureKind,
     InterruptPoint,
@@ -183,55 +185,93 @@ def _loop_exits(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
             pending.append(node.orelse)
 
 
-def check_exits(targets: RegionTargets) -> None:
-    """A held interrupt is re-raised at the end of the region: every way out of it that skips
-    the end (a `return`, a `break` out of it) or suspends inside it (`yield`) would lose it."""
-    tree, words = targets.tree, targets.region.kind.words
+def exits(targets: RegionTargets) -> list[cst.CSTNode]:
+    """The ways out of the region that skip its end, where a held interrupt is re-raised: each
+    `return`, and each `break`/`continue` that leaves it. They get the re-raise too. Raises
+    Unsafe for a `yield` in the region: a held interrupt would wait across it."""
     own = list(own_nodes(targets.body))
-    line = _first((n for n in own if isinstance(n, cst.Return)), tree)
+    line = _first((n for n in own if isinstance(n, cst.Yield)), targets.tree)
     if line is not None:
-        raise Unsafe(f"the `return` at line {line} would leave the {words} without re-raising")
-    line = _first(_loop_exits(targets.body), tree)
-    if line is not None:
-        raise Unsafe(f"the loop exit at line {line} would leave the {words} without re-raising")
-    line = _first((n for n in own if isinstance(n, cst.Yield)), tree)
-    if line is not None:
+        words = targets.region.kind.words
         raise Unsafe(f"the {words} yields at line {line}: a held interrupt would wait across it")
+    return [n for n in own if isinstance(n, cst.Return)] + list(_loop_exits(targets.body))
 
 
-def hold_boundary(point: InterruptPoint, tree: FunctionTree) -> tuple[cst.CSTNode, bool]:
-    """Where an interrupt at `point` is held: (the statement to wrap in a holding `try`, or the
-    `try` that gains a holding handler; True for the latter).
+class Hold(Enum):
+    """How an interrupt is held at a boundary."""
+
+    WRAP = "wrap"  # the statement goes in a `try` that holds whatever escapes it
+    HANDLER = "handler"  # the `try` gains a handler, after its own, that holds what they miss
+    # the statement goes in a `try` that holds only what is not an `Exception`, re-raising the
+    # rest to the guards around it, which miss cancellation
+    PASSING = "passing"
+
+
+def _statement_of(point: InterruptPoint, tree: FunctionTree) -> cst.CSTNode:
+    """The statement an await is in, as a whole (an `elif` is part of its `if`)."""
+    statement: cst.CSTNode = point.statement
+    parent = tree.parent(statement)
+    while isinstance(statement, cst.If) and isinstance(parent, cst.If):  # an elif
+        statement, parent = parent, tree.parent(parent)
+    return statement
+
+
+def hold_boundary(point: InterruptPoint, tree: FunctionTree) -> tuple[cst.CSTNode, Hold]:
+    """Where an interrupt at `point` is held, and how.
 
     Inside a `try` (or `suppress`) of the region whose handlers miss cancellation, the hold
     goes around the outermost of them, so that every handler still sees what it saw before.
     """
     guards = [e for e in point.enclosures if e.kind in _GUARDS]
-    if guards:
-        guard = guards[0]
-        if isinstance(guard.node, cst.Try) and guard.kind is EnclosureKind.TRY_EXCEPT:
-            return guard.node, not guard.catches_cancellation
-        return guard.node, False
-    statement: cst.CSTNode = point.statement
-    parent = tree.parent(statement)
-    while isinstance(statement, cst.If) and isinstance(parent, cst.If):  # an elif
-        statement, parent = parent, tree.parent(parent)
-    return statement, False
+    if not guards:
+        return _statement_of(point, tree), Hold.WRAP
+    guard = guards[0]
+    if isinstance(guard.node, cst.Try) and not guard.catches_cancellation:
+        return guard.node, Hold.HANDLER
+    return guard.node, Hold.WRAP
 
 
-def _skipped_inside(targets: RegionTargets, point: InterruptPoint, boundary: cst.CSTNode) -> None:
-    """A step inside the held statement, after the interrupt, is still skipped."""
+_NOT_EXCEPTIONS = {"KeyboardInterrupt", "SystemExit", "GeneratorExit", "BaseExceptionGroup"}
+
+
+def _passing(point: InterruptPoint) -> bool:
+    """Can the await be held in place, passing every `Exception` on to the guards around it:
+    none of them catches cancellation or another `BaseException` that is not an `Exception`?"""
+    guards = [e for e in point.enclosures if e.kind in _GUARDS]
+    return bool(guards) and not any(
+        guard.catches_cancellation or set(_guard_names(guard)) & _NOT_EXCEPTIONS for guard in guards
+    )
+
+
+def _guard_names(guard: Enclosure) -> list[str | None]:
+    node = guard.node
+    if isinstance(node, cst.Try | cst.TryStar):
+        return [name for h in node.handlers for name in exception_names(h.type)]
+    call = node.items[0].item if isinstance(node, cst.With) else None
+    args = call.args if isinstance(call, cst.Call) else ()
+    return [name for arg in args for name in exception_names(arg.value)]
+
+
+def _skipped_inside(
+    targets: RegionTargets, point: InterruptPoint, boundary: cst.CSTNode
+) -> CriticalStep | None:
+    """A step inside the held statement, after the interrupt: holding there still skips it."""
     inside = boundary.body if isinstance(boundary, cst.Try | cst.TryStar) else boundary
     for step in targets.region.steps:
         if step.statement is point.statement or not precedes(point, step):
             continue
         if targets.tree.contains(inside, step.statement):
-            line = targets.tree.span(step.statement).line
-            where = targets.tree.span(point.node).line
-            raise Unsafe(
-                f"`{step.label}` (line {line}) is inside the statement the interrupt at line "
-                f"{where} is in, so holding the interrupt cannot run it"
-            )
+            return step
+    return None
+
+
+def _still_skipped(targets: RegionTargets, point: InterruptPoint, step: CriticalStep) -> Unsafe:
+    line = targets.tree.span(step.statement).line
+    where = targets.tree.span(point.node).line
+    return Unsafe(
+        f"`{step.label}` (line {line}) is inside the statement the interrupt at line "
+        f"{where} is in, so holding the interrupt cannot run it"
+    )
 
 
 def _values_used_later(targets: RegionTargets, boundary: cst.CSTNode) -> None:
@@ -263,55 +303,87 @@ def _in_comprehension(point: InterruptPoint, tree: FunctionTree) -> None:
             )
 
 
-def hold_boundaries(targets: RegionTargets) -> dict[int, tuple[cst.CSTNode, bool]]:
-    """The outermost hold boundaries of the region's points, by id(); raises Unsafe."""
-    found: dict[int, tuple[cst.CSTNode, bool]] = {}
+def hold_boundaries(targets: RegionTargets) -> dict[int, tuple[cst.CSTNode, Hold]]:
+    """The outermost hold boundaries of the region's points, by id(); raises Unsafe.
+
+    A guard whose body has a step after one of its awaits cannot be held as a whole: each of
+    its awaits is held in place instead, passing ordinary exceptions on to it."""
+    planned = []
     for point in targets.points:
         _in_comprehension(point, targets.tree)
-        boundary, as_handler = hold_boundary(point, targets.tree)
-        _skipped_inside(targets, point, boundary)
-        _values_used_later(targets, boundary)
-        found[id(boundary)] = (boundary, as_handler)
+        planned.append((point, *hold_boundary(point, targets.tree)))
+    crowded = {
+        id(node) for point, node, _ in planned if _skipped_inside(targets, point, node) is not None
+    }
+    found: dict[int, tuple[cst.CSTNode, Hold]] = {}
+    for point, node, mode in planned:
+        if id(node) in crowded and _passing(point):
+            node, mode = _statement_of(point, targets.tree), Hold.PASSING
+        _check_boundary(targets, point, node)
+        found[id(node)] = (node, mode)
+    return _outermost(targets, found)
 
-    def held_by(node: cst.CSTNode, as_handler: bool) -> cst.CSTNode:
-        # a `try` that gains a handler holds what escapes its body, not its handlers
-        return node.body if as_handler else node  # type: ignore[attr-defined]
 
+def _check_boundary(targets: RegionTargets, point: InterruptPoint, node: cst.CSTNode) -> None:
+    skipped = _skipped_inside(targets, point, node)
+    if skipped is not None:
+        raise _still_skipped(targets, point, skipped)
+    _values_used_later(targets, node)
+
+
+def _outermost(
+    targets: RegionTargets, found: dict[int, tuple[cst.CSTNode, Hold]]
+) -> dict[int, tuple[cst.CSTNode, Hold]]:
+    """The boundaries that no other one holds already."""
     return {
-        key: (node, as_handler)
-        for key, (node, as_handler) in found.items()
+        key: (node, mode)
+        for key, (node, mode) in found.items()
         if not any(
-            other is not node and targets.tree.contains(held_by(other, handler), node)
-            for other, handler in found.values()
+            other is not node and targets.tree.contains(_held_by(other, other_mode), node)
+            for other, other_mode in found.values()
         )
     }
 
 
+def _held_by(node: cst.CSTNode, mode: Hold) -> cst.CSTNode:
+    """What a boundary holds: a `try` that gains a handler, only what escapes its body."""
+    return node.body if mode is Hold.HANDLER else node  # type: ignore[attr-defined]
+
+
 def _runs_after(targets: RegionTargets, boundary: cst.CSTNode) -> bool:
     """Does anything of the region run after `boundary` once its interrupt is held: a later
-    statement (a trailing `raise` aside), or a later iteration of a loop around it?"""
+    statement that does not just leave (a `raise`, `return`, `break` or `continue`, or the
+    re-raise of a hold), or a later iteration of a loop around it?"""
     node = boundary
     while node is not targets.body:
         parent = targets.tree.parent(node)
         if parent is None:
             return False
-        if isinstance(parent, cst.For | cst.While) or _followed(targets, parent, node):
+        if isinstance(parent, cst.For | cst.While):
             return True
+        later = _later(parent, node)
+        if later:
+            return not _leaves(later[0])
         node = parent
     return False
 
 
-def _followed(targets: RegionTargets, parent: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """Does a statement follow `node` in the block (or line) `parent`?"""
+def _later(parent: cst.CSTNode, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements after `node` in the block (or line) `parent`."""
     siblings = getattr(parent, "body", None)
     if not isinstance(siblings, Sequence):
-        return False
+        return []
     position = next((i for i, sibling in enumerate(siblings) if sibling is node), None)
-    if position is None:
-        return False
-    later = list(siblings)[position + 1 :]
-    trailing_raise = parent is targets.body and len(later) == 1 and _raises(later[0])
-    return bool(later) and not trailing_raise
+    return [] if position is None else list(siblings)[position + 1 :]
+
+
+_EXITS = (cst.Raise, cst.Return, cst.Break, cst.Continue)
+
+
+def _leaves(statement: cst.CSTNode) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return isinstance(statement.body[0], _EXITS)
+    return isinstance(statement, _EXITS) or _reraised_name(statement) is not None
 
 
 def useful_holds(targets: RegionTargets, boundaries: Iterable[cst.CSTNode]) -> None:
@@ -480,6 +552,14 @@ def block_edit(
     assert hold is not None
     trailing = len(statements) - 1 if len(statements) > 1 and _raises(statements[-1]) else None
     return BlockEdit(hold=hold, init_before=min(indices), reraise_before=trailing), hold
+
+
+def held_from(targets: RegionTargets, block: BlockEdit) -> int:
+    """The index of the region's first statement that runs with the hold variable set."""
+    if block.init_before is not None:
+        return block.init_before
+    found = existing_hold(targets.body)
+    return found[1] + 1 if found is not None else 0
 
 
 def shield_range(targets: RegionTargets, scope: str, library: str) -> Shield:

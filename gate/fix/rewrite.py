@@ -66,17 +66,17 @@ class Edits:
 
     error: str = "error"
     wrap: dict[int, str] = field(default_factory=dict)  # statement -> hold variable
+    passing: set[int] = field(default_factory=set)  # wrapped statements that pass Exceptions on
     add_handler: dict[int, str] = field(default_factory=dict)  # try -> hold variable
     keep: dict[int, Keep] = field(default_factory=dict)  # except handler
     suppress: dict[int, SuppressToTry] = field(default_factory=dict)  # with statement
     blocks: dict[int, BlockEdit] = field(default_factory=dict)  # region block
+    # a `return`/`break`/`continue` leaving a region: the hold is re-raised before it
+    guard: dict[int, str] = field(default_factory=dict)
 
-    def touches(self, node: cst.CSTNode) -> bool:
-        key = id(node)
-        return any(
-            key in table
-            for table in (self.wrap, self.add_handler, self.keep, self.suppress, self.blocks)
-        )
+    def splits(self, small: cst.CSTNode) -> bool:
+        """Must this small statement stand on a line of its own?"""
+        return id(small) in self.wrap or id(small) in self.guard
 
 
 class _Templates:
@@ -98,9 +98,17 @@ class _Templates:
         assert isinstance(parsed, cst.Try)
         return parsed.handlers
 
-    def hold_handler(self, hold: str) -> cst.ExceptHandler:
+    def hold_handler(self, hold: str, passing: bool = False) -> cst.ExceptHandler:
+        """`except BaseException as error: hold = hold or error`; when `passing`, an
+        `Exception` is re-raised first, for the guards around to see."""
+        pass_on = (
+            f"{self.indent}if isinstance({self.error}, Exception):\n{self.indent * 2}raise\n"
+            if passing
+            else ""
+        )
         return self.handlers(
-            f"except BaseException as {self.error}:\n{self.indent}{hold} = {hold} or {self.error}\n"
+            f"except BaseException as {self.error}:\n{pass_on}"
+            f"{self.indent}{hold} = {hold} or {self.error}\n"
         )[0]
 
     def keep_statement(self, hold: str, name: str, only_cancellation: bool) -> cst.BaseStatement:
@@ -150,6 +158,7 @@ class Rewriter(cst.CSTTransformer):
         super().__init__()
         self.edits = edits
         self.templates = _Templates(module, edits.error, indent)
+        self.guards: set[int] = set()  # the re-raises put before a `return` (by id)
 
     # -- statements that change in place
 
@@ -170,7 +179,7 @@ class Rewriter(cst.CSTTransformer):
                 name=cst.AsName(name=cst.Name(bound)),
             )
         statement = self.templates.keep_statement(keep.hold, bound, keep.only_cancellation)
-        body = _append(updated_node.body, statement, self.templates.indent)
+        body = _append(updated_node.body, statement, self.templates.indent, self.guards)
         return updated_node.with_changes(body=body)
 
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.Try:
@@ -212,14 +221,12 @@ class Rewriter(cst.CSTTransformer):
     def leave_SimpleStatementSuite(
         self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
     ) -> cst.BaseSuite:
-        wrapped = any(id(small) in self.edits.wrap for small in original_node.body)
-        if not wrapped and id(original_node) not in self.edits.blocks:
+        split = any(self.edits.splits(small) for small in original_node.body)
+        if not split and id(original_node) not in self.edits.blocks:
             return updated_node
         lines = _lines_of_suite(updated_node)
         groups = [
-            [self._wrap(line, self.edits.wrap[id(original)])]
-            if id(original) in self.edits.wrap
-            else [line]
+            self._alone(original, line)
             for original, line in zip(original_node.body, lines, strict=True)
         ]
         groups = self._block_edit(original_node, groups)
@@ -231,38 +238,54 @@ class Rewriter(cst.CSTTransformer):
         if isinstance(original, cst.SimpleStatementLine) and isinstance(
             updated, cst.SimpleStatementLine
         ):
-            if any(id(small) in self.edits.wrap for small in original.body):
+            if any(self.edits.splits(small) for small in original.body):
                 return self._split_line(original, updated)
             return [updated]
         hold = self.edits.wrap.get(id(original))
-        return [self._wrap(updated, hold)] if hold is not None else [updated]
+        if hold is None:
+            return [updated]
+        return [self._wrap(updated, hold, id(original) in self.edits.passing)]
 
     def _split_line(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
     ) -> list[cst.BaseStatement]:
-        """A line of `;`-separated statements, cut so that each wrapped one stands alone."""
-        pieces: list[tuple[str | None, list[cst.BaseSmallStatement]]] = []
+        """A line of `;`-separated statements, cut so that each wrapped or guarded one stands
+        alone."""
+        pieces: list[tuple[cst.CSTNode | None, list[cst.BaseSmallStatement]]] = []
         for small, new in zip(original.body, updated.body, strict=True):
-            hold = self.edits.wrap.get(id(small))
-            if hold is not None or not pieces or pieces[-1][0] is not None:
-                pieces.append((hold, []))
+            alone = self.edits.splits(small)
+            if alone or not pieces or pieces[-1][0] is not None:
+                pieces.append((small if alone else None, []))
             pieces[-1][1].append(new)
         statements: list[cst.BaseStatement] = []
-        for index, (hold, smalls) in enumerate(pieces):
+        for index, (small, smalls) in enumerate(pieces):
             smalls[-1] = smalls[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
             line = cst.SimpleStatementLine(body=smalls)
             if index == 0:
                 line = line.with_changes(leading_lines=updated.leading_lines)
             if index == len(pieces) - 1:
                 line = line.with_changes(trailing_whitespace=updated.trailing_whitespace)
-            statements.append(self._wrap(line, hold) if hold is not None else line)
+            statements += self._alone(small, line) if small is not None else [line]
         return statements
 
-    def _wrap(self, statement: cst.BaseStatement, hold: str) -> cst.Try:
+    def _alone(self, small: cst.CSTNode, line: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """The line of one small statement, wrapped in a hold or guarded by a re-raise."""
+        hold = self.edits.wrap.get(id(small))
+        if hold is not None:
+            return [self._wrap(line, hold, id(small) in self.edits.passing)]
+        hold = self.edits.guard.get(id(small))
+        if hold is not None:
+            above, own = split_leading(line.leading_lines)
+            guard = _with_leading(self.templates.reraise(hold), above)
+            self.guards.add(id(guard))
+            return [guard, _with_leading(line, own)]
+        return [line]
+
+    def _wrap(self, statement: cst.BaseStatement, hold: str, passing: bool = False) -> cst.Try:
         above, own = split_leading(statement.leading_lines)
         return cst.Try(
             body=self.templates.block([_with_leading(statement, own)]),
-            handlers=[self.templates.hold_handler(hold)],
+            handlers=[self.templates.hold_handler(hold, passing)],
             leading_lines=above,
         )
 
@@ -311,19 +334,33 @@ class Rewriter(cst.CSTTransformer):
         return [*groups[: shield.first], [statement], *groups[shield.last + 1 :]]
 
 
-def _append(body: cst.BaseSuite, statement: cst.BaseStatement, indent: str) -> cst.BaseSuite:
-    """`statement` added at the end of a block; a block that is only a bare `pass` is
-    replaced."""
+def _append(
+    body: cst.BaseSuite, statement: cst.BaseStatement, indent: str, guards: set[int]
+) -> cst.BaseSuite:
+    """`statement` added at the end of a block, before a final `return`/`break`/`continue`
+    (and the re-raise guarding it, whose id is in `guards`); a block that is only a bare
+    `pass` is replaced."""
     single = isinstance(body, cst.SimpleStatementSuite)
     lines = _lines_of_suite(body) if single else list(body.body)  # type: ignore[arg-type]
     if len(lines) == 1 and _bare_pass(lines[0]):
         kept = lines[0]
         lines = [statement.with_changes(leading_lines=kept.leading_lines)]
     else:
-        lines.append(statement)
+        at = len(lines)
+        if at and _exits(lines[at - 1]):
+            at -= 1
+            if at and id(lines[at - 1]) in guards:
+                at -= 1
+        lines.insert(at, statement)
     if isinstance(body, cst.IndentedBlock):
         return body.with_changes(body=lines)
     return cst.IndentedBlock(body=lines, indent=indent)
+
+
+def _exits(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(
+        statement.body[-1], cst.Return | cst.Break | cst.Continue
+    )
 
 
 def _bare_pass(statement: cst.BaseStatement) -> bool:

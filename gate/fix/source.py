@@ -19,21 +19,33 @@ import libcst as cst
 from gate.analysis.candidates import index_functions, is_candidate
 from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.file_pass import judge
+from gate.analysis.summary import (
+    ModuleSummary,
+    ProjectIndex,
+    ProjectView,
+    module_name,
+    summarise_module,
+)
 from gate.analysis.walker import AnalysisError, Snippet, analyse_functions
 from gate.config import GateConfig
+from gate.discovery import matches
+from gate.filecheck import vocabulary_of
 from gate.filters import Selection, without_noqa
 from gate.fix.plan import (
     FactIndex,
+    Hold,
     RegionTargets,
     Unsafe,
     autofix_of,
     block_edit,
-    check_exits,
+    exits,
+    held_from,
     hold_boundaries,
     keep_handler,
     keep_suppress,
     match,
     shield_range,
+    statements_of,
     useful_holds,
 )
 from gate.fix.rewrite import Edits, Rewriter
@@ -87,9 +99,25 @@ def shield_scope(scopes: dict[str, str], function_code: str) -> tuple[str, str] 
     return None
 
 
-def analyse(path: str, text: str, settings: GateConfig) -> Analysed | None:
-    """The teardown analysis of `text`, as the file rules run it; None when it does not parse
-    (with `ast`, or with libcst)."""
+def _project(
+    tree: ast.Module, path: str, settings: GateConfig, summaries: Sequence[ModuleSummary]
+) -> ProjectView:
+    """The project as the file rules saw it, with this text's own summary in place of the
+    file's (a fix changes what its functions do)."""
+    try:
+        own = summarise_module(tree, path, vocabulary_of(settings.teardown))
+    except RecursionError:
+        own = None
+    name = module_name(path)
+    modules = [m for m in summaries if m.module != name]
+    return ProjectView(ProjectIndex([*modules, own] if own is not None else modules), name)
+
+
+def analyse(
+    path: str, text: str, settings: GateConfig, summaries: Sequence[ModuleSummary] = ()
+) -> Analysed | None:
+    """The teardown analysis of `text`, as the file rules run it (awaited callees resolved in
+    the project's `summaries`); None when it does not parse (with `ast`, or with libcst)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -98,9 +126,17 @@ def analyse(path: str, text: str, settings: GateConfig) -> Analysed | None:
         return None
     spans, level_triggered = index_functions(tree)
     candidates = [span for span in spans if is_candidate(span, settings.teardown)]
+    in_tests = matches(path, settings.teardown.test_paths)
+    project = _project(tree, path, settings, summaries)
     try:
         analysis = analyse_functions(
-            source_lines(text), spans, level_triggered, settings.teardown, candidates
+            source_lines(text),
+            spans,
+            level_triggered,
+            settings.teardown,
+            candidates,
+            in_tests,
+            project,
         )
     except (AnalysisError, RecursionError):
         return None
@@ -165,7 +201,7 @@ def _region_edits(
 ) -> None:
     """Add one region's edits; raises Unsafe."""
     shielding = analysed.level_triggered
-    boundaries = _boundaries(targets, hold=not shielding)
+    leaving, boundaries = _holds(targets, not shielding)
     candidate = fresh_name(("interrupt", "held_interrupt"), taken)
     block, hold = block_edit(targets, _edited(targets, boundaries.values()), candidate)
     taken.add(hold or candidate)
@@ -173,22 +209,39 @@ def _region_edits(
         block.shield = shield_range(targets, *_scope_for(targets, analysed))
     if hold is not None:
         _hold_edits(targets, edits, hold, boundaries.values())
+        _guard_exits(targets, edits, hold, leaving, held_from(targets, block))
     edits.blocks[id(targets.body)] = block
 
 
-def _boundaries(targets: RegionTargets, hold: bool) -> dict[int, tuple[cst.CSTNode, bool]]:
-    """Where the region's points are held (none when they are shielded instead); raises
-    Unsafe when a hold or a keep could lose the interrupt, or holding would change nothing."""
-    held = targets.points if hold else []
-    if held or targets.handlers or targets.suppresses:
-        check_exits(targets)
+def _holds(
+    targets: RegionTargets, holding: bool
+) -> tuple[list[cst.CSTNode], dict[int, tuple[cst.CSTNode, Hold]]]:
+    """The region's exits and, when its points are held rather than shielded, where; raises
+    Unsafe when a hold could be lost or would change nothing."""
+    held = targets.points if holding else []
+    leaving = exits(targets) if held or targets.handlers or targets.suppresses else []
     boundaries = hold_boundaries(targets) if held else {}
     useful_holds(targets, (node for node, _ in boundaries.values()))
-    return boundaries
+    return leaving, boundaries
+
+
+def _guard_exits(
+    targets: RegionTargets, edits: Edits, hold: str, leaving: list[cst.CSTNode], start: int
+) -> None:
+    """A `return`/`break`/`continue` that leaves the region once the hold is set re-raises
+    the held interrupt first."""
+    for exit_ in leaving:
+        if _top_index(targets, exit_) >= start:
+            edits.guard[id(exit_)] = hold
+
+
+def _top_index(targets: RegionTargets, node: cst.CSTNode) -> int:
+    top = targets.tree.child_of(node, targets.body)
+    return next(i for i, s in enumerate(statements_of(targets.body)) if s is top)
 
 
 def _edited(
-    targets: RegionTargets, boundaries: Iterable[tuple[cst.CSTNode, bool]]
+    targets: RegionTargets, boundaries: Iterable[tuple[cst.CSTNode, Hold]]
 ) -> list[cst.CSTNode]:
     """The nodes whose edits use the region's hold variable."""
     edited = [node for node, _ in boundaries]
@@ -211,12 +264,17 @@ def _hold_edits(
     targets: RegionTargets,
     edits: Edits,
     hold: str,
-    boundaries: Iterable[tuple[cst.CSTNode, bool]],
+    boundaries: Iterable[tuple[cst.CSTNode, Hold]],
 ) -> None:
     """The edits that use the region's hold variable: holding statements and handlers, and
     handlers and suppresses that keep what they catch."""
-    for boundary, as_handler in boundaries:
-        (edits.add_handler if as_handler else edits.wrap)[id(boundary)] = hold
+    for boundary, mode in boundaries:
+        if mode is Hold.HANDLER:
+            edits.add_handler[id(boundary)] = hold
+        else:
+            edits.wrap[id(boundary)] = hold
+        if mode is Hold.PASSING:
+            edits.passing.add(id(boundary))
     for handler in targets.handlers:
         edits.keep[id(handler.node)] = keep_handler(handler, targets.tree, hold)
     module = targets.tree.snippet.module
@@ -382,7 +440,7 @@ def _failing(
     """The components whose rewrite leaves a finding it was for (all of them when the fixed
     text does not compile)."""
     new_text = apply_fixes(text, [c.rewrite for c in fixed])
-    again = analyse(path, new_text, options.settings)
+    again = analyse(path, new_text, options.settings, options.summaries)
     if again is None:
         return fixed
     targeted = {f.fingerprint for c in fixed for f in c.findings}
@@ -439,12 +497,13 @@ def _overlapping(grouped: list[Component]) -> None:
 class _Options:
     settings: GateConfig
     chosen: Selection
+    summaries: Sequence[ModuleSummary] = ()
 
 
 def _round(path: str, text: str, wanted: set[tuple[str, str]], options: _Options):
     """One round of planning on `text` for the findings whose key is `wanted`: the components
     with their Fix, and the text with the available ones applied (None: nothing changes)."""
-    analysed = analyse(path, text, options.settings)
+    analysed = analyse(path, text, options.settings, options.summaries)
     if analysed is None:
         return [], None
     lines = source_lines(text)
@@ -484,16 +543,18 @@ def fix_source(
     settings: GateConfig,
     chosen: Selection,
     rounds: int = ROUNDS,
+    summaries: Sequence[ModuleSummary] = (),
 ) -> SourceFixes:
     """Plan a fix for every reported finding whose rule has one; see the module docs.
 
     The findings come back with the Fix planned on `text` (what a review suggests); `fixed` is
-    the text after up to `rounds` rounds of fixes (what `--fix` writes).
+    the text after up to `rounds` rounds of fixes (what `--fix` writes). `summaries` are the
+    project's, as the run that reported the findings had them.
     """
     wanted = {_key(f) for f in reported if autofix_of(f) is not None}
     if not wanted:
         return SourceFixes(list(reported))
-    options = _Options(settings, chosen)
+    options = _Options(settings, chosen, summaries)
     grouped, fixed = _round(path, text, wanted, options)
     by_fingerprint = {f.fingerprint: c.fix for c in grouped for f in c.findings}
     findings = [replace(f, fix=by_fingerprint.get(f.fingerprint, f.fix)) for f in reported]

@@ -109,15 +109,16 @@ def loads(root: cst.CSTNode) -> Iterator[cst.Name]:
 
 
 def bound_names(root: cst.CSTNode) -> set[str]:
-    """The plain names `root` assigns (targets of `=`, `+=`, `:=`, `for`, `as`)."""
+    """The plain names `root` assigns (targets of `=`, `+=`, `:=`, `for`, `with ... as`)."""
     names: set[str] = set()
     for node in own_nodes(root):
         targets: list[cst.CSTNode] = []
         assigning = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr)
         if isinstance(node, (*assigning, cst.For, cst.CompFor)):
             targets.append(node.target)
-        elif isinstance(node, cst.AsName):
-            targets.append(node.name)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            # not an `except ... as name`: Python unbinds that one when the handler ends
+            targets.append(node.asname.name)
         for target in targets:
             names.update(_target_names(target))
     return names

@@ -54,7 +54,7 @@ def static_findings(paths: Iterable[str]) -> list[tuple[Path, Finding]]:
             source = SourceFile(Path(path), Path(relative).as_posix())
             findings.extend(
                 (loaded.root, f)
-                for f in check_file(source, loaded.settings).findings
+                for f in check_file(source, loaded.settings).all_findings
                 if f.family is Family.TEARDOWN
             )
     return findings

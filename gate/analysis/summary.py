@@ -1,0 +1,558 @@
+"""A summary of every function in the project, so that an awaited call can be judged by what its
+callee does: does awaiting it suspend at all, does a shield cover all of it, do its own steps
+survive a cancel landing inside it, does it hold the interrupt and return.
+
+Summaries come from a cheap `ast` pass over each file (cached with the file's other per-file
+results); calls are resolved across the project through imports (absolute and relative),
+`self`/`cls` methods and base classes defined in the project.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from gate.analysis.cancellation import SHIELD_SCOPES, catches_cancellation
+from gate.analysis.vocabulary import Vocabulary
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    """What awaiting a function does, as far as a caller's teardown is concerned.
+
+    `suspends`: its own body can suspend (an await, `async for`, `async with`). `shielded`: every
+    suspension is inside a shielded trio/anyio scope (or a project context manager that opens
+    one). `cut_safe`: an interrupt inside it loses none of its work: nothing leaves a suspension
+    exposed, or it has steps of its own and none can be skipped or cut (they come before the
+    first exposed suspension, or run on the interrupt's own path, in a `finally:` or the handler
+    the cancel lands in). `holds`: every suspension is inside a `try`
+    whose cancellation handler keeps the interrupt and does not re-raise it, so it returns
+    normally. `shield_managers`: the names of the context managers it relies on for `shielded`,
+    resolved against the project when it is looked up.
+    """
+
+    suspends: bool
+    shielded: bool
+    cut_safe: bool
+    holds: bool
+    shield_managers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """One file's functions and classes, and how its names resolve."""
+
+    module: str  # dotted module name, from the project-relative path
+    functions: Mapping[str, FunctionSummary]  # by qualname
+    classes: Mapping[str, tuple[str, ...]]  # qualname -> base names, resolved to dotted names
+    shield_managers: frozenset[str]  # qualnames of classes whose __enter__ opens a shield scope
+    imports: Mapping[str, str]  # local name -> dotted target
+    # what `self.name = Cls(...)` in a class's methods, and `name = Cls(...)` in a function,
+    # say a name holds: (class or function qualname, name) -> the called name as written
+    types: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+
+def module_name(relative: str) -> str:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`; a package's `__init__.py` is the package."""
+    parts = relative.removesuffix(".pyi").removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(part for part in parts if part)
+
+
+def _final(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _handler_names(handler: ast.ExceptHandler) -> list[str | None]:
+    node = handler.type
+    if node is None:
+        return [None]
+    elements = node.elts if isinstance(node, ast.Tuple) else [node]
+    return [f"{_final(e.func)}()" if isinstance(e, ast.Call) else _final(e) for e in elements]
+
+
+def _ends_raising(body: list[ast.stmt]) -> bool:
+    return any(isinstance(statement, ast.Raise) for statement in body)
+
+
+def _shield_call(call: ast.expr) -> bool:
+    if not isinstance(call, ast.Call) or _final(call.func) not in SHIELD_SCOPES:
+        return False
+    return any(
+        keyword.arg == "shield"
+        and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False)
+        for keyword in call.keywords
+    )
+
+
+@dataclass
+class _Context:
+    """What encloses the code being walked."""
+
+    shielded: bool = False
+    managers: tuple[str, ...] = ()  # with-item calls that might open a shield scope
+    holding: bool = False
+    protected: tuple[int, ...] = ()  # ids of try statements whose finally/cancel handler we're in
+
+
+@dataclass
+class _Walk:
+    """One function body in source order: its suspensions and steps, with what encloses them."""
+
+    vocabulary: Vocabulary
+    suspensions: list[_Context] = field(default_factory=list)
+    exposed: bool = False  # an unguarded suspension was seen
+    exposed_in: list[tuple[int, ...]] = field(default_factory=list)
+    cut: bool = False  # a step came after an exposed suspension, off the interrupt's path
+    steps: int = 0
+    tries: list[int] = field(default_factory=list)
+
+    def suspend(self, context: _Context) -> None:
+        self.suspensions.append(context)
+        if not (context.shielded or context.holding):
+            self.exposed = True
+            self.exposed_in.append(tuple(self.tries))
+
+    def step(self, context: _Context) -> None:
+        self.steps += 1
+        if not self.exposed:
+            return
+        # a step survives an interrupt that landed inside a try whose finally/handler it is in
+        survives = all(
+            any(try_id in context.protected for try_id in tries) for tries in self.exposed_in
+        )
+        if not survives and not context.shielded:
+            self.cut = True
+
+    def expression(self, node: ast.AST, context: _Context) -> None:
+        """Suspensions and steps inside one statement's expressions, in evaluation order."""
+        for child in _expression_nodes(node):
+            if isinstance(child, ast.Await):
+                self.suspend(context)
+            elif isinstance(child, ast.Call) and self._is_step(child):
+                self.step(context)
+
+    def _is_step(self, call: ast.Call) -> bool:
+        name = _final(call.func)
+        receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        return bool(name) and self.vocabulary.consequence(name, receiver) is not None
+
+    def body(self, statements: list[ast.stmt], context: _Context) -> None:
+        for statement in statements:
+            self.statement(statement, context)
+            if _sets_shield(statement):
+                context = _replace(context, shielded=True)
+
+    def statement(self, node: ast.stmt, context: _Context) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return
+        if isinstance(node, ast.Try | _TRY_STAR):
+            self._try(node, context)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            self._with(node, context)
+        elif isinstance(node, ast.AsyncFor):
+            self.expression(node.iter, context)
+            self.suspend(context)
+            self.body(node.body, context)
+            self.body(node.orelse, context)
+        elif isinstance(node, ast.For | ast.While | ast.If):
+            self.expression(node.iter if isinstance(node, ast.For) else node.test, context)
+            self.body(node.body, context)
+            self.body(node.orelse, context)
+        elif isinstance(node, ast.Match):
+            self.expression(node.subject, context)
+            for case in node.cases:
+                self.body(case.body, context)
+        else:
+            self.expression(node, context)
+
+    def _with(self, node: ast.With | ast.AsyncWith, context: _Context) -> None:
+        inner = context
+        for item in node.items:
+            self.expression(item.context_expr, context)
+            if _shield_call(item.context_expr):
+                inner = _replace(inner, shielded=True)
+            elif isinstance(item.context_expr, ast.Call):
+                name = dotted(item.context_expr.func)
+                if name:
+                    inner = _replace(inner, managers=(*inner.managers, name))
+        if isinstance(node, ast.AsyncWith):
+            self.suspend(context)
+        self.body(node.body, inner)
+
+    def _try(self, node: ast.Try, context: _Context) -> None:
+        cancel = next((h for h in node.handlers if catches_cancellation(_handler_names(h))), None)
+        holds = cancel is not None and not _ends_raising(cancel.body)
+        self.tries.append(id(node))
+        self.body(node.body, _replace(context, holding=context.holding or holds))
+        self.tries.pop()
+        protected = _replace(context, protected=(*context.protected, id(node)))
+        for handler in node.handlers:
+            # with a cancel handler, the other handlers are the other exceptions' paths: what
+            # they do is not lost on a cancel, which takes its own
+            alternative = cancel is not None and handler is not cancel
+            self.body(handler.body, protected if handler is cancel or alternative else context)
+        self.body(node.orelse, context)
+        self.body(node.finalbody, protected)
+
+
+_TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
+
+
+def _replace(context: _Context, **changes: object) -> _Context:
+    values = {**context.__dict__, **changes}
+    return _Context(**values)  # type: ignore[arg-type]
+
+
+def _sets_shield(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and not (isinstance(statement.value, ast.Constant) and statement.value.value is False)
+        and any(isinstance(t, ast.Attribute) and t.attr == "shield" for t in statement.targets)
+    )
+
+
+def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a statement's expressions, not entering nested functions or lambdas."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        children = [
+            child
+            for child in ast.iter_child_nodes(current)
+            if not isinstance(child, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        pending.extend(reversed(children))
+
+
+def summarise_function(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
+) -> FunctionSummary:
+    walk = _Walk(vocabulary)
+    walk.body(function.body, _Context())
+    contexts = walk.suspensions
+    shielded, managers = _shielding(contexts)
+    return FunctionSummary(
+        suspends=bool(contexts),
+        shielded=shielded,
+        # with no step of its own, the work is whatever the exposed await does
+        cut_safe=not walk.exposed or (walk.steps > 0 and not walk.cut),
+        holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
+        shield_managers=managers,
+    )
+
+
+def _shielding(contexts: list[_Context]) -> tuple[bool, tuple[str, ...]]:
+    """Is every suspension shielded, given that the context managers named (to be resolved
+    in the project) open shielded scopes?"""
+    if not contexts or not all(c.shielded or c.managers for c in contexts):
+        return False, ()
+    return True, tuple(sorted({m for c in contexts if not c.shielded for m in c.managers}))
+
+
+def _resolve_import(node: ast.ImportFrom, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".") if package else []
+    parts = parts[: len(parts) - node.level + 1] if node.level > 1 else parts
+    base = ".".join(parts)
+    return f"{base}.{node.module}" if node.module and base else (node.module or base)
+
+
+@dataclass
+class _ModuleWalk:
+    """Collects one module's summary while walking its statements."""
+
+    vocabulary: Vocabulary
+    package: str
+    imports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    managers: set[str] = field(default_factory=set)
+    types: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
+        for child in _children(node):
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                self.imported(child)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.function(child, prefix, owner)
+            elif isinstance(child, ast.ClassDef):
+                qualname = prefix + child.name
+                self.classes[qualname] = tuple(b for b in map(dotted, child.bases) if b)
+                self.walk(child, f"{qualname}.", qualname)
+            else:
+                self.walk(child, prefix, owner)
+
+    def imported(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                self.imports[local] = alias.name if alias.asname else local
+            return
+        source = _resolve_import(node, self.package)
+        for alias in node.names:
+            self.imports[alias.asname or alias.name] = f"{source}.{alias.name}"
+
+    def function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, owner: str | None
+    ) -> None:
+        qualname = prefix + node.name
+        if isinstance(node, ast.AsyncFunctionDef):
+            self.functions[qualname] = summarise_function(node, self.vocabulary)
+        if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
+            self.managers.add(owner)
+        for target, made in _assignments(node):
+            if isinstance(target, ast.Name):
+                self.types[(qualname, target.id)] = made
+            elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
+                self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
+        self.walk(node, f"{qualname}.<locals>.", None)
+
+
+# Methods where a context manager class opens the shielded scope it enters.
+SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
+
+
+def _assignments(function: ast.AST) -> Iterator[tuple[ast.expr, str]]:
+    """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            pairs = [(target, node.value) for target in targets]
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            pairs = [(item.optional_vars, item.context_expr) for item in node.items]
+        else:
+            continue
+        for target, value in pairs:
+            made = _called(value)
+            if made and isinstance(target, ast.Name | ast.Attribute):
+                yield target, made
+
+
+def _called(value: ast.expr | None) -> str | None:
+    return dotted(value.func) if isinstance(value, ast.Call) else None
+
+
+def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) -> ModuleSummary:
+    """The summary of one parsed file at project-relative path `relative`."""
+    module = module_name(relative)
+    package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
+    walk = _ModuleWalk(vocabulary, package)
+    walk.walk(tree, "", None)
+    return ModuleSummary(
+        module,
+        walk.functions,
+        walk.classes,
+        frozenset(walk.managers),
+        walk.imports,
+        walk.types,
+    )
+
+
+def _children(node: ast.AST) -> Iterator[ast.stmt]:
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            yield from block
+    for handler in getattr(node, "handlers", ()):
+        yield from handler.body
+    for case in getattr(node, "cases", ()):
+        yield from case.body
+
+
+def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(_shield_call(node) for node in ast.walk(function))
+
+
+# (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
+# the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
+# shielded scope.
+LookupKey = tuple[str, str, str, str, str]
+Lookup = FunctionSummary | bool | None
+
+
+class ProjectIndex:
+    """Every summarised module of the run, for resolving an awaited call to its callee.
+
+    Imports name modules as Python sees them (`anyio.abc`); files are named from the project
+    root (`src/anyio/abc.py`), so a module is also found by any dotted suffix of its name when
+    that suffix is unique.
+    """
+
+    def __init__(self, modules: list[ModuleSummary]) -> None:
+        self.modules = {module.module: module for module in modules}
+        suffixes: dict[str, set[str]] = {}
+        for name in self.modules:
+            parts = name.split(".")
+            for start in range(len(parts)):
+                suffixes.setdefault(".".join(parts[start:]), set()).add(name)
+        self.by_suffix = {k: next(iter(v)) for k, v in suffixes.items() if len(v) == 1}
+
+    def module(self, name: str) -> ModuleSummary | None:
+        found = self.modules.get(name)
+        if found is None and name in self.by_suffix:
+            found = self.modules[self.by_suffix[name]]
+        return found
+
+    def lookup(self, key: LookupKey) -> Lookup:
+        kind, module_name_, caller, owner, name = key
+        module = self.modules.get(module_name_)
+        if module is None:
+            return None if kind == "call" else False
+        if kind == "with":
+            located = self._named_class(module, caller, owner, name)
+            return located is not None and located[1] in located[0].shield_managers
+        return self.callee(module, caller, owner, name)
+
+    def callee(
+        self, module: ModuleSummary, caller: str, owner: str, call: str
+    ) -> FunctionSummary | None:
+        """The summary of the function an awaited call runs, when the project defines it;
+        shielded only when every context manager it relies on opens a shield scope."""
+        found = self._function(module, caller, owner, call)
+        if found is None:
+            return None
+        home, summary = found
+        if summary.shielded and summary.shield_managers:
+            shielded = all(
+                (located := self._class(home, m)) is not None
+                and located[1] in located[0].shield_managers
+                for m in summary.shield_managers
+            )
+            summary = FunctionSummary(summary.suspends, shielded, summary.cut_safe, summary.holds)
+        return summary
+
+    def _function(
+        self, module: ModuleSummary, caller: str, owner: str, call: str
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        parts = call.split(".")
+        if len(parts) == 1:
+            return self._plain(module, caller, call)
+        *receiver, method = parts
+        located = self._named_class(module, caller, owner, ".".join(receiver))
+        if located is not None:
+            return self._method(located[0], located[1], method, 0)
+        if parts[0] in module.imports:
+            return self._target(".".join([module.imports[parts[0]], *parts[1:]]), 0)
+        return None
+
+    def _plain(
+        self, module: ModuleSummary, caller: str, name: str
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """A bare name: an enclosing function's local, the module's own, or an import."""
+        scope = caller
+        while ".<locals>." in scope:
+            scope = scope.rsplit(".<locals>.", 1)[0]
+            local = f"{scope}.<locals>.{name}"
+            if local in module.functions:
+                return module, module.functions[local]
+        if name in module.functions:
+            return module, module.functions[name]
+        if name in module.imports:
+            return self._target(module.imports[name], 0)
+        return None
+
+    def _named_class(
+        self, module: ModuleSummary, caller: str, owner: str, receiver: str
+    ) -> tuple[ModuleSummary, str] | None:
+        """The class a receiver names: `self`/`cls`, `self.attr` or a local holding an instance
+        made in the project, or a class named directly."""
+        parts = receiver.split(".")
+        if parts[0] in ("self", "cls") and owner:
+            if len(parts) == 1:
+                return module, owner
+            made = module.types.get((owner, parts[1])) if len(parts) == 2 else None
+            return self._class(module, made) if made else None
+        if len(parts) == 1 and (caller, receiver) in module.types:
+            return self._class(module, module.types[(caller, receiver)])
+        return self._class(module, receiver)
+
+    def _target(self, target: str, depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """A dotted name: the longest prefix that is a module, then a function or a method in
+        it, following one re-export at a time."""
+        if depth > 3:
+            return None
+        parts = target.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.module(".".join(parts[:cut]))
+            if module is None:
+                continue
+            rest = parts[cut:]
+            name = ".".join(rest)
+            if name in module.functions:
+                return module, module.functions[name]
+            if len(rest) == 2 and rest[0] in module.classes:
+                return self._method(module, rest[0], rest[1], depth + 1)
+            if rest[0] in module.imports:
+                return self._target(".".join([module.imports[rest[0]], *rest[1:]]), depth + 1)
+            return None
+        return None
+
+    def _method(
+        self, module: ModuleSummary, owner: str, name: str, depth: int
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """A method of a class, or of its bases defined in the project."""
+        if depth > 5:
+            return None
+        found = module.functions.get(f"{owner}.{name}")
+        if found is not None:
+            return module, found
+        for base in module.classes.get(owner, ()):
+            located = self._class(module, base)
+            if located is not None:
+                result = self._method(located[0], located[1], name, depth + 1)
+                if result is not None:
+                    return result
+        return None
+
+    def _class(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, str] | None:
+        """Where a class named in `module` is defined: (its module, its qualname)."""
+        if name in module.classes:
+            return module, name
+        parts = name.split(".")
+        if parts[0] not in module.imports:
+            return None
+        target = ".".join([module.imports[parts[0]], *parts[1:]]).split(".")
+        for cut in range(len(target) - 1, 0, -1):
+            other = self.module(".".join(target[:cut]))
+            if other is not None:
+                qualname = ".".join(target[cut:])
+                return (other, qualname) if qualname in other.classes else None
+        return None
+
+
+class ProjectView:
+    """One file's window on the index: lookups made for it, remembered with their answers so
+    that a cached analysis can be checked against a later index."""
+
+    def __init__(self, index: ProjectIndex, module: str) -> None:
+        self.index = index
+        self.module = module
+        self.consulted: dict[LookupKey, Lookup] = {}
+
+    def _ask(self, key: LookupKey) -> Lookup:
+        if key not in self.consulted:
+            self.consulted[key] = self.index.lookup(key)
+        return self.consulted[key]
+
+    def callee(self, caller: str, owner: str, call: str) -> FunctionSummary | None:
+        found = self._ask(("call", self.module, caller, owner, call))
+        return found if isinstance(found, FunctionSummary) else None
+
+    def shields(self, caller: str, owner: str, name: str) -> bool:
+        return self._ask(("with", self.module, caller, owner, name)) is True

@@ -1,0 +1,151 @@
+"""Which calls are teardown steps, and what their loss costs, decided by name.
+
+A name is split into words on underscores and case changes; it is a step when a run of its words
+is one of the configured tokens, the token's last word possibly inflected (`closed`, `stopping`,
+`released`). Names that ask rather than act (`is_closed`, `wait_closed`, `get_cleanup`) are not
+steps. A best-effort token (`close`) costs little unless the receiver names something outside
+the process (`self._sandbox.close()`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gate.analysis.facts import Consequence
+from gate.config import TeardownConfig
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+# First words of names that ask about a state or wait for it rather than change it.
+QUESTION_WORDS = frozenset({"is", "has", "was", "should", "can", "get", "check", "wait", "needs"})
+
+# Receiver words that name something living outside the process: closing it is not best effort.
+EXTERNAL_WORDS = frozenset(
+    {
+        "sandbox",
+        "sandboxes",
+        "container",
+        "containers",
+        "docker",
+        "pod",
+        "vm",
+        "process",
+        "proc",
+        "subprocess",
+        "browser",
+        "kernel",
+        "remote",
+        "cluster",
+        "lock",
+        "semaphore",
+        "machine",
+        "instance",
+    }
+)
+
+
+# First words of awaited calls that only wait for work done elsewhere: cutting them loses nothing.
+WAIT_WORDS = frozenset({"wait", "join", "sleep", "checkpoint"})
+
+
+def only_waits(dotted: str | None) -> bool:
+    """Does awaiting this call only wait (`writer.wait_closed()`, `task.join()`)?"""
+    if not dotted:
+        return False
+    words = name_words(dotted.rsplit(".", 1)[-1])
+    return bool(words) and words[0] in WAIT_WORDS
+
+
+# Words naming in-process objects the garbage collector closes anyway: closing or cleaning them
+# up is best effort (`cleanup_s3_sessions()`, `self._client.close()`).
+IN_PROCESS_WORDS = frozenset(
+    {
+        "session",
+        "sessions",
+        "client",
+        "clients",
+        "socket",
+        "sockets",
+        "stream",
+        "streams",
+        "file",
+        "files",
+        "writer",
+        "reader",
+        "transport",
+        "response",
+        "http",
+    }
+)
+
+# Tokens that only close or clean up: best effort when what they act on lives in the process.
+CLOSING_WORDS = frozenset({"close", "aclose", "cleanup", "clean", "shutdown", "disconnect"})
+
+
+def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
+    """A closing step (`cleanup`, `shutdown`, ...) of something that lives in the process."""
+    closing = any(word in inflections(w) for word in matched for w in CLOSING_WORDS)
+    return closing and bool(around & IN_PROCESS_WORDS)
+
+
+def name_words(name: str) -> tuple[str, ...]:
+    """Split an identifier on underscores and case changes, lower-cased."""
+    return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))
+
+
+def inflections(word: str) -> set[str]:
+    """`close` -> closes, closed, closing; `stop` -> stopped, stopping; `destroy` -> destroyed."""
+    forms = {word, word + "s", word + "ed", word + "ing"}
+    if word.endswith("e"):
+        forms |= {word + "d", word[:-1] + "ing"}
+    if len(word) > 2 and word[-1] not in "aeiouwy" and word[-2] in "aeiou":
+        forms |= {word + word[-1] + "ed", word + word[-1] + "ing"}
+    return forms
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The step tokens of one configuration, as word tuples with their inflected last words."""
+
+    tokens: tuple[tuple[tuple[str, ...], frozenset[str]], ...]
+    best_effort: frozenset[str]
+
+    @classmethod
+    def of(cls, config: TeardownConfig) -> Vocabulary:
+        tokens = []
+        for token in (*config.tokens, *config.best_effort_tokens):
+            words = name_words(token)
+            if words:
+                tokens.append((words[:-1], frozenset(inflections(words[-1]))))
+        best = frozenset(
+            form
+            for t in config.best_effort_tokens
+            for w in name_words(t)
+            for form in inflections(w)
+        )
+        return cls(tuple(tokens), best)
+
+    def matched(self, name: str) -> tuple[str, ...] | None:
+        """The words of the token `name` contains, or None when it is not a step's name."""
+        words = name_words(name)
+        if not words or words[0] in QUESTION_WORDS:
+            return None
+        for head, last in self.tokens:
+            size = len(head) + 1
+            for i in range(len(words) - size + 1):
+                if words[i : i + size - 1] == head and words[i + size - 1] in last:
+                    return words[i : i + size]
+        return None
+
+    def consequence(self, name: str, receiver: str | None) -> Consequence | None:
+        """What skipping a call of `receiver.name(...)` costs, or None when it is no step."""
+        matched = self.matched(name)
+        if matched is None:
+            return None
+        around = set(name_words(name)) | set(name_words((receiver or "").replace(".", "_")))
+        if around & EXTERNAL_WORDS:
+            return Consequence.LOSES_WORK
+        if any(word in self.best_effort for word in matched) or _closes_in_process(matched, around):
+            return Consequence.BEST_EFFORT
+        return Consequence.LOSES_WORK

@@ -1,0 +1,201 @@
+"""benchmarks/realbugs: rebuild and score on a made-up two-commit repository in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "benchmarks" / "realbugs"
+sys.path.insert(0, str(SCRIPTS))
+
+import rebuild  # noqa: E402
+import score  # noqa: E402
+
+BUGGY = """\
+import asyncio
+
+
+class Job:
+    async def finish(self):
+        try:
+            await self.run()
+        finally:
+            await self.upload()
+            self.write_result()
+
+
+async def elsewhere(store):
+    try:
+        await store.fill()
+    finally:
+        await store.flush()
+        store.close()
+"""
+
+# The same file with Job.finish fixed; `elsewhere` keeps its bug, outside the case's function.
+FIXED = """\
+import asyncio
+
+
+class Job:
+    async def finish(self):
+        try:
+            await self.run()
+        finally:
+            interrupt = None
+            try:
+                await self.upload()
+            except asyncio.CancelledError as error:
+                interrupt = error
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+async def elsewhere(store):
+    try:
+        await store.fill()
+    finally:
+        await store.flush()
+        store.close()
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args]
+    return subprocess.run(
+        command, cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def mirrors(tmp_path: Path) -> tuple[Path, str, str]:
+    """A fetched-style mirror of acme/widget with a buggy and a fixing commit."""
+    repo = tmp_path / "mirrors" / "acme+widget" / "repo"
+    (repo / "widget").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "widget" / "job.py").write_text(BUGGY)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "job")
+    buggy = git(repo, "rev-parse", "HEAD")
+    (repo / "widget" / "job.py").write_text(FIXED)
+    git(repo, "commit", "-qam", "fix")
+    return tmp_path / "mirrors", buggy, git(repo, "rev-parse", "HEAD")
+
+
+def write_cases(path: Path, buggy: str, fixed: str, **overrides: object) -> Path:
+    case: dict[str, object] = {
+        "id": "widget-1-finish",
+        "repository": "acme/widget",
+        "fix_commit": fixed,
+        "buggy_commit": buggy,
+        "fixed_commit": fixed,
+        "path": "widget/job.py",
+        "function": "Job.finish",
+        "buggy_lines": [9, 10],
+        "shape": "awaited step before a write in finally",
+        "expected_rule": "GATE100",
+        "why": "a cancel during upload skips the result file",
+    }
+    case.update(overrides)
+    lines = ["[[case]]"] + [f"{key} = {json.dumps(value)}" for key, value in case.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_score_finds_the_bug_and_stays_silent_on_the_fix(mirrors, tmp_path: Path, capsys) -> None:
+    root, buggy, fixed = mirrors
+    cases = write_cases(tmp_path / "cases.toml", buggy, fixed)
+    results = tmp_path / "results.json"
+    argv = ["--cases", str(cases), "--mirrors", str(root), "--out", str(tmp_path / "out")]
+    assert score.main([*argv, "--json", str(results), "--no-flake8"]) == 0
+
+    out = capsys.readouterr().out
+    assert "widget-1-finish" in out
+    assert "gate: found 1/1 (1 at a buggy line), missed 0, false 0" in out
+    report = json.loads(results.read_text())
+    gate = report["cases"][0]["gate"]
+    assert gate["found"] is True and gate["flagged_fixed"] is False
+    assert {f["code"] for f in gate["buggy"]["matching"]} >= {"GATE100"}
+    # `elsewhere` is still buggy in the fixed file: found there, but outside the case's function.
+    assert gate["fixed"]["findings"] and not gate["fixed"]["matching"]
+    assert report["cases"][0]["flake8_async"] == {"available": False}
+    assert (
+        tmp_path / "out" / "widget-1-finish" / "fixed" / "widget" / "job.py"
+    ).read_text() == FIXED
+
+
+def test_a_missing_mirror_names_the_fetch_to_run(mirrors, tmp_path: Path, capsys) -> None:
+    root, buggy, fixed = mirrors
+    cases = write_cases(tmp_path / "cases.toml", buggy, fixed, repository="acme/absent")
+    argv = ["--cases", str(cases), "--mirrors", str(root), "--out", str(tmp_path / "out")]
+    assert rebuild.main(argv) == 2
+    assert "fetch github:acme/absent" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"function": "Job.start"}, "no function Job.start in the buggy widget/job.py"),
+        ({"buggy_lines": [14]}, "buggy line 14 is outside Job.finish (lines 5-10)"),
+        ({"buggy_commit": "0" * 40}, "widget/job.py"),
+        ({"owner": "me"}, "unknown key owner"),
+        ({"buggy_lines": []}, "buggy_lines must be a non-empty list of line numbers"),
+        ({"why": " "}, "why must be a non-empty string"),
+    ],
+)
+def test_wrong_metadata_is_one_clear_line(mirrors, tmp_path: Path, capsys, overrides, message):
+    root, buggy, fixed = mirrors
+    cases = write_cases(tmp_path / "cases.toml", buggy, fixed, **overrides)
+    argv = ["--cases", str(cases), "--mirrors", str(root), "--out", str(tmp_path / "out")]
+    assert rebuild.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_function_span_follows_qualnames() -> None:
+    source = b"""\
+class A:
+    @property
+    def x(self):
+        def inner():
+            return 1
+        return inner
+
+
+async def top():
+    class B:
+        async def run(self):
+            pass
+"""
+    assert rebuild.function_span(source, "A.x") == (2, 6)
+    assert rebuild.function_span(source, "A.x.<locals>.inner") == (4, 5)
+    assert rebuild.function_span(source, "top.<locals>.B.run") == (11, 12)
+    assert rebuild.function_span(source, "inner") is None
+
+
+def test_flake8_output_is_parsed_per_file() -> None:
+    output = (
+        "./a/buggy/x.py:12:9: ASYNC102 await inside finally must be shielded\n"
+        "a/fixed/x.py:3:1: ASYNC910 exit from async function\n"
+        "not a finding\n"
+    )
+    parsed = score.parse_flake8(output)
+    assert [(path, f.code, f.line) for path, f in parsed] == [
+        ("a/buggy/x.py", "ASYNC102", 12),
+        ("a/fixed/x.py", "ASYNC910", 3),
+    ]
+
+
+def test_the_committed_cases_are_valid_metadata() -> None:
+    cases = rebuild.load_cases(rebuild.DEFAULT_CASES)
+    assert len(cases) >= 15
+    assert len({case.repository for case in cases}) >= 8
+    for case in cases:
+        assert len(case.buggy_commit) == len(case.fixed_commit) == 40, case.id
+        assert case.link.startswith("https://github.com/"), case.id

@@ -1,0 +1,185 @@
+"""Callees judged by what they do, project-wide, and the severity tiers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_gate as run
+from conftest import write
+
+CALLER = """\
+import asyncio
+from pkg.helpers import shut_down
+
+
+class Runner:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            await shut_down(self)
+            self.write_result()
+"""
+
+
+def _findings(capsys, *argv: str) -> list[tuple[str, int, str]]:
+    code, out, err = run(capsys, "check", "--format", "json", *argv)
+    assert code in (0, 1), err
+    return [(f["code"], f["line"], f["severity"]) for f in json.loads(out)["findings"]]
+
+
+def _project(root: Path, helpers: str) -> None:
+    write(root / "pyproject.toml", "[tool.gate]\n")
+    write(root / "pkg" / "__init__.py", "")
+    write(root / "pkg" / "runner.py", CALLER)
+    write(root / "pkg" / "helpers.py", helpers)
+
+
+HELPERS = {
+    # never suspends: awaiting it cannot be interrupted, and nothing after it is skipped
+    "no-suspend": "async def shut_down(runner):\n    runner.close_sandbox()\n",
+    # its work is done before it waits: not cut short (the wait still skips what follows)
+    "work-first": (
+        "async def shut_down(runner):\n    runner.kill_sandbox()\n    await runner.wait()\n"
+    ),
+    # the work runs on the interrupt's own path
+    "own-finally": (
+        "async def shut_down(runner):\n"
+        "    try:\n        await runner.drain()\n    finally:\n        runner.kill_sandbox()\n"
+    ),
+    # holds the interrupt and returns: the caller's later steps run
+    "holds": (
+        "import asyncio\n\n\nasync def shut_down(runner):\n    try:\n"
+        "        await runner.kill_sandbox()\n    except asyncio.CancelledError as error:\n"
+        "        return error\n"
+    ),
+    # a cut-short step with nothing guarding it
+    "plain": "async def shut_down(runner):\n    await runner.drain()\n    runner.kill_sandbox()\n",
+}
+
+EXPECTED = {
+    "no-suspend": [],
+    "work-first": [("GATE100", 11, "error")],
+    "own-finally": [("GATE100", 11, "error")],
+    "holds": [],
+    # (inside the helper itself nothing is reported: helpers in other modules are judged at
+    # the call site by their summary)
+    "plain": [("GATE100", 11, "error"), ("GATE101", 10, "error")],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HELPERS))
+def test_a_callee_in_another_module_is_judged_by_its_summary(
+    in_tmp: Path, capsys, shape: str
+) -> None:
+    _project(in_tmp, HELPERS[shape])
+    found = sorted(
+        (code, line, severity)
+        for code, line, severity in _findings(capsys, "--no-cache", "pkg")
+        if code.startswith("GATE1")
+    )
+    assert found == sorted(EXPECTED[shape])
+
+
+def test_a_changed_callee_reopens_its_callers_cached_analysis(in_tmp: Path, capsys) -> None:
+    _project(in_tmp, HELPERS["no-suspend"])
+    assert [f for f in _findings(capsys, "pkg") if f[0] == "GATE101"] == []
+    # only the helper changes; the caller's cached analysis consulted its old summary
+    write(in_tmp / "pkg" / "helpers.py", HELPERS["plain"])
+    assert ("GATE101", 10, "error") in _findings(capsys, "pkg")
+
+
+def test_a_project_shield_manager_shields_the_callee(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(
+        in_tmp / "pkg" / "shield.py",
+        "import anyio\n\n\nclass Shield:\n    def __init__(self):\n"
+        "        self._scope = anyio.CancelScope(shield=True)\n\n"
+        "    def __enter__(self):\n        return self._scope.__enter__()\n\n"
+        "    def __exit__(self, *exc):\n        return self._scope.__exit__(*exc)\n",
+    )
+    write(
+        in_tmp / "pkg" / "pool.py",
+        "import anyio\nfrom .shield import Shield\n\n\nclass Pool:\n"
+        "    async def close_all(self):\n        with Shield():\n"
+        "            await self.release_connections()\n\n"
+        "    async def request(self):\n        try:\n            await self.send()\n"
+        "        finally:\n            await self.close_all()\n            self.release_lock()\n"
+        "            with Shield():\n                await self.release_connections()\n",
+    )
+    assert [f for f in _findings(capsys, "--no-cache", "pkg") if f[0].startswith("GATE1")] == []
+
+
+TIERS = """\
+import asyncio
+
+
+async def run(job, sandbox, session):
+    try:
+        await job.evaluate()
+    finally:
+        await job.post_run()
+        session.close()
+        sandbox.close()
+        job.write_result()
+"""
+
+
+def test_best_effort_closes_and_test_code_are_warnings(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "src" / "job.py", TIERS)
+    write(in_tmp / "tests" / "test_job.py", TIERS)
+    found = _findings(capsys, "--no-cache", ".")
+    assert ("GATE100", 9, "warning") in found  # session.close(): in-process, best effort
+    assert ("GATE100", 10, "error") in found  # sandbox.close(): lives outside the process
+    assert ("GATE100", 11, "error") in found  # write_result(): data
+    severities = {severity for code, line, severity in found if line in (9, 10, 11)}
+    assert severities == {"warning", "error"}
+    code, out, _ = run(capsys, "check", "--format", "json", "--no-cache", "tests")
+    assert {f["severity"] for f in json.loads(out)["findings"]} == {"warning"}
+    assert code == 0  # warnings do not fail the run
+
+
+def test_tiers_can_be_raised_to_errors(in_tmp: Path, capsys) -> None:
+    write(
+        in_tmp / "pyproject.toml",
+        '[tool.gate.teardown]\nbest-effort-severity = "error"\ntest-severity = "error"\n',
+    )
+    write(in_tmp / "tests" / "test_job.py", TIERS)
+    found = _findings(capsys, "--no-cache", ".")
+    assert found and {severity for _, _, severity in found} == {"error"}
+
+
+CANCEL_ONLY = """\
+{imports}
+
+
+async def run(job):
+    try:
+        await job.evaluate()
+    except {cancelled}:
+        await job.post_run()
+        job.write_result()
+        raise
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "cancelled", "severity"),
+    [
+        # asyncio delivers a cancel once: cutting the handler needs a second one
+        ("import asyncio", "asyncio.CancelledError", "warning"),
+        # any error enters a BaseException handler, and the first cancel can land in it
+        ("import asyncio", "BaseException", "error"),
+        # level-triggered: every checkpoint of a cancelled scope raises again
+        ("import trio", "trio.Cancelled", "error"),
+    ],
+)
+def test_a_region_entered_by_the_cancel_itself(
+    in_tmp: Path, capsys, imports: str, cancelled: str, severity: str
+) -> None:
+    write(in_tmp / "job.py", CANCEL_ONLY.format(imports=imports, cancelled=cancelled))
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert ("GATE100", 9, severity) in found
