@@ -48,6 +48,7 @@ DEFAULT_CRITICAL_TOKENS: tuple[str, ...] = (
     "remove",
     "delete",
     "destroy",
+    "discard",
     "record",
     "cancel",
     "aexit",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate.analysis.summary import ProjectIndex
+from gate.analysis.summary import ModuleSummary, ProjectIndex
 from gate.cache import ResultCache, signature
 from gate.config import GateConfig
 from gate.discovery import SourceFile
@@ -140,9 +140,68 @@ def file_results(
 
     results, keys = _first_stages(files, settings, options, cache, done)
     if teardown:
-        _teardown_stages(files, results, keys, settings, options, cache)
+        imported = _imported_summaries(files, results, root, settings, options, cache)
+        _teardown_stages(files, results, keys, settings, options, cache, imported)
     cache.save()
     return results
+
+
+def module_files(root: Path, module: str) -> list[Path]:
+    """Where a dotted module may live under the project root (also under src/ and lib/)."""
+    parts = module.split(".")
+    found = []
+    for base in (root, root / "src", root / "lib"):
+        for candidate in (
+            base.joinpath(*parts).with_suffix(".py"),
+            base.joinpath(*parts, "__init__.py"),
+        ):
+            if candidate.is_file():
+                found.append(candidate)
+    return found
+
+
+def _imported_files(
+    summaries: list[ModuleSummary], root: Path, known: set[str]
+) -> dict[str, SourceFile]:
+    """The project files the modules import that are not `known` yet (any prefix of an
+    imported name may be a module)."""
+    found: dict[str, SourceFile] = {}
+    for summary in summaries:
+        for target in summary.imports.values():
+            parts = target.split(".")
+            for cut in range(len(parts), 0, -1):
+                for path in module_files(root, ".".join(parts[:cut])):
+                    found[path.relative_to(root).as_posix()] = path  # type: ignore[assignment]
+    return {
+        relative: SourceFile(path, relative)  # type: ignore[arg-type]
+        for relative, path in found.items()
+        if relative not in known
+    }
+
+
+def _imported_summaries(
+    files: Sequence[SourceFile],
+    results: list[FileResult],
+    root: Path,
+    settings: GateConfig,
+    options: RunOptions,
+    cache: ResultCache,
+) -> list[ModuleSummary]:
+    """The summaries of project modules the analysed files import but the run does not check
+    (two imports deep), so that checking one file judges its callees as checking the whole
+    project does."""
+    known = {source.relative for source in files}
+    frontier = [r.summary for r in results if r.needs_teardown and r.summary is not None]
+    loaded: list[ModuleSummary] = []
+    for _ in range(2):
+        wanted = _imported_files(frontier, root, known)
+        if not wanted:
+            break
+        known |= set(wanted)
+        extra, _ = _first_stages(list(wanted.values()), settings, options, cache, lambda: None)
+        frontier = [r.summary for r in extra if r.summary is not None]
+        loaded += frontier
+    return loaded
 
 
 def _teardown_stages(
@@ -152,10 +211,11 @@ def _teardown_stages(
     settings: GateConfig,
     options: RunOptions,
     cache: ResultCache,
+    imported: list[ModuleSummary],
 ) -> None:
     """Fill in every result's teardown findings: analysed again where the file needs it and
     the cached analysis consulted summaries that have changed."""
-    index = ProjectIndex([r.summary for r in results if r.summary is not None])
+    index = ProjectIndex([r.summary for r in results if r.summary is not None] + imported)
     stale = [i for i, r in enumerate(results) if r.needs_teardown and not still_valid(r, index)]
     jobs = [_Job(files[i], settings, None) for i in stale]
     computed = _compute(_teardown_stage, jobs, options, lambda: None, index)

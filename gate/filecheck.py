@@ -16,7 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.candidates import FunctionSpan, index_functions, is_candidate
+from gate.analysis.candidates import (
+    FunctionSpan,
+    index_functions,
+    is_candidate,
+    registered_callbacks,
+)
 from gate.analysis.summary import (
     Lookup,
     LookupKey,
@@ -132,7 +137,7 @@ def first_stage(
     if b"async" in data or b"shield" in data or not prefilter:
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
-        spans, _ = index_functions(tree)
+        spans, _ = index_functions(tree, registered_callbacks(tree, data))
         result.needs_teardown = any(map(_picker(settings, prefilter), spans))
     return result
 
@@ -178,8 +183,7 @@ def teardown_stage(
     tree = _parse(data, path, findings)
     if tree is None:
         return findings, ()
-    spans, level_triggered = index_functions(tree)
-    candidates = list(filter(_picker(settings, prefilter), spans))
+    spans, level_triggered, candidates = teardown_functions(tree, data, settings, prefilter)
     if not candidates:
         return [], ()
     from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed
@@ -187,6 +191,15 @@ def teardown_stage(
     view = ProjectView(index, module_name(path))
     found = teardown_findings(path, text, spans, level_triggered, candidates, settings, view)
     return found, tuple(view.consulted.items())
+
+
+def teardown_functions(
+    tree: ast.Module, data: bytes, settings: GateConfig, prefilter: bool = True
+) -> tuple[list[FunctionSpan], bool, list[FunctionSpan]]:
+    """The file's functions, whether it is trio/anyio code, and the functions the teardown
+    rules analyse (the fixer asks for the same)."""
+    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    return spans, level_triggered, list(filter(_picker(settings, prefilter), spans))
 
 
 def still_valid(result: FileResult, index: ProjectIndex) -> bool:

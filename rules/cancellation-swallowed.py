@@ -134,3 +134,14 @@ class SwallowedThenReraised:
             except asyncio.CancelledError:
                 pass
             raise
+
+
+class WaitsForTheTaskItCancelled:
+    # A warning, not an error: the handler takes the child's cancel.
+    async def stop(self):
+        self._task.cancel()
+        try:
+            await self._task
+        # ruleid: cancellation-swallowed
+        except asyncio.CancelledError:
+            pass

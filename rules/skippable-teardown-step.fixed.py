@@ -292,3 +292,60 @@ class InflectedAndCancelledSteps:
             self.is_stopped()
             if interrupt is not None:
                 raise interrupt
+
+
+class TeardownMethodIsARegion:
+    # An async teardown method (aclose, close, shutdown, stop, cleanup, ...) is teardown as a
+    # whole: a cancel at an earlier await skips the rest.
+    async def cleanup(self):
+        interrupt: BaseException | None = None
+        for site in list(self._sites):
+            try:
+                # ruleid: skippable-teardown-step
+                # ruleid: unguarded-cleanup-await
+                await site.stop()
+            except BaseException as error:
+                interrupt = interrupt or error
+        try:
+            # ruleid: skippable-teardown-step
+            # ruleid: unguarded-cleanup-await
+            await self._server.shutdown()
+        except BaseException as error:
+            interrupt = interrupt or error
+        try:
+            # ruleid: skippable-teardown-step
+            # ruleid: unguarded-cleanup-await
+            await self._release_hooks()
+        except BaseException as error:
+            interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+
+class RegisteredCallback:
+    # A function registered to run at teardown is teardown as a whole.
+    async def start(self, stack, app):
+        stack.push_async_callback(self._disconnect)
+        app.on_cleanup.append(self._on_app_cleanup)
+
+    async def _disconnect(self):
+        interrupt: BaseException | None = None
+        try:
+            await self._session.drain()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self._proc.kill()
+        if interrupt is not None:
+            raise interrupt
+
+    async def _on_app_cleanup(self):
+        interrupt: BaseException | None = None
+        try:
+            await self._pool.drain()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self._pool.release_all()
+        if interrupt is not None:
+            raise interrupt

@@ -220,3 +220,36 @@ class InflectedAndCancelledSteps:
             self.mark_stopped()
             # ok: skippable-teardown-step
             self.is_stopped()
+
+
+class TeardownMethodIsARegion:
+    # An async teardown method (aclose, close, shutdown, stop, cleanup, ...) is teardown as a
+    # whole: a cancel at an earlier await skips the rest.
+    async def cleanup(self):
+        for site in list(self._sites):
+            # ruleid: skippable-teardown-step
+            # ruleid: unguarded-cleanup-await
+            await site.stop()
+        # ruleid: skippable-teardown-step
+        # ruleid: unguarded-cleanup-await
+        await self._server.shutdown()
+        # ruleid: skippable-teardown-step
+        # ruleid: unguarded-cleanup-await
+        await self._release_hooks()
+
+
+class RegisteredCallback:
+    # A function registered to run at teardown is teardown as a whole.
+    async def start(self, stack, app):
+        stack.push_async_callback(self._disconnect)
+        app.on_cleanup.append(self._on_app_cleanup)
+
+    async def _disconnect(self):
+        await self._session.drain()
+        # ruleid: skippable-teardown-step
+        self._proc.kill()
+
+    async def _on_app_cleanup(self):
+        await self._pool.drain()
+        # ruleid: skippable-teardown-step
+        self._pool.release_all()

@@ -83,6 +83,17 @@ def test_a_callee_in_another_module_is_judged_by_its_summary(
     assert found == sorted(EXPECTED[shape])
 
 
+@pytest.mark.parametrize("shape", ["no-suspend", "plain"])
+def test_checking_one_file_judges_its_callees_as_a_whole_run_does(
+    in_tmp: Path, capsys, shape: str
+) -> None:
+    """pre-commit passes only the changed files; the modules they import still count."""
+    _project(in_tmp, HELPERS[shape])
+    alone = _findings(capsys, "--no-cache", "pkg/runner.py")
+    assert alone == [f for f in _findings(capsys, "--no-cache", "pkg") if f[1] > 3]
+    assert alone == sorted(EXPECTED[shape], key=lambda f: (f[1], f[0]))
+
+
 def test_a_changed_callee_reopens_its_callers_cached_analysis(in_tmp: Path, capsys) -> None:
     _project(in_tmp, HELPERS["no-suspend"])
     assert [f for f in _findings(capsys, "pkg") if f[0] == "GATE101"] == []

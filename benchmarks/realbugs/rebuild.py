@@ -244,10 +244,38 @@ def _rebuild_version(case: Case, version: str, git_dir: Path, out: Path) -> Vers
             f"{case.file_path(version)} at {case.commit(version)[:12]}"
         )
     root = out / case.id / version
+    _export_package(git_dir, case.commit(version), case.file_path(version), root)
     target = root / case.file_path(version)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(source)
     return Version(root=root, file=target, first_line=span[0], last_line=span[1])
+
+
+def package_dir(path: str) -> str:
+    """The top package a file belongs to: `pkg/` for `pkg/a/b.py`, `src/pkg/` under src/."""
+    parts = path.split("/")
+    keep = 2 if parts[0] in ("src", "lib") and len(parts) > 2 else 1
+    return "/".join(parts[:keep]) if len(parts) > keep else ""
+
+
+def _export_package(git_dir: Path, commit: str, path: str, root: Path) -> None:
+    """The Python files of the package the case's file is in, as they were at `commit`, so that
+    gate sees the modules the file imports (a project-wide analysis), though it checks only the
+    case's file."""
+    package = package_dir(path)
+    if not package:
+        return
+    listed = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", commit, "--", package],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    for name in listed.stdout.splitlines():
+        if name.endswith(".py"):
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(git_file(git_dir, commit, name))
 
 
 def rebuild_all(cases: Sequence[Case], mirrors: Path, out: Path) -> list[RebuiltCase]:

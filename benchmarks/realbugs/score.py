@@ -59,6 +59,7 @@ class Finding:
     line: int
     end_line: int
     message: str
+    severity: str = "error"  # flake8-async has no severities: every finding fails its run
 
 
 @dataclass
@@ -81,6 +82,11 @@ class ToolScore:
     @property
     def flagged_fixed(self) -> bool:
         return bool(self.fixed.matching)
+
+    @property
+    def fails_fixed(self) -> bool:
+        """Flagged on the fixed version with a finding that fails the run (an error)."""
+        return any(finding.severity == "error" for finding in self.fixed.matching)
 
 
 Findings = dict[tuple[str, str], list[Finding]]
@@ -106,7 +112,13 @@ def run_gate(version: Version) -> list[Finding]:
         raise BenchmarkError(f"gate failed on {version.file}: {completed.stderr.strip()}")
     report = json.loads(completed.stdout)
     return [
-        Finding(item["code"], item["line"], item.get("end_line", item["line"]), item["message"])
+        Finding(
+            item["code"],
+            item["line"],
+            item.get("end_line", item["line"]),
+            item["message"],
+            item["severity"],
+        )
         for item in report["findings"]
     ]
 
@@ -197,6 +209,7 @@ def totals(scores: Sequence[ToolScore]) -> dict[str, int]:
         "found": sum(score.found for score in scored),
         "missed": sum(not score.found for score in scored),
         "false": sum(score.flagged_fixed for score in scored),
+        "false_errors": sum(score.fails_fixed for score in scored),
         "found_at_buggy_line": sum(score.buggy.at_buggy_line for score in scored),
     }
 
@@ -222,7 +235,8 @@ def render_totals(name: str, figures: dict[str, int]) -> str:
     return (
         f"{name}: found {figures['found']}/{figures['cases']} "
         f"({figures['found_at_buggy_line']} at a buggy line), missed {figures['missed']}, "
-        f"false {figures['false']} (flagged on the fixed version)"
+        f"false {figures['false']} (flagged on the fixed version; "
+        f"{figures['false_errors']} with an error that fails the run)"
     )
 
 

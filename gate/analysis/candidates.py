@@ -23,6 +23,7 @@ class FunctionSpan:
     last_line: int
     indented: bool
     has_region_syntax: bool
+    registered: bool = False  # passed to a cleanup registration (push_async_callback, ...)
 
 
 def _final_names(node: ast.expr | None) -> list[str | None]:
@@ -47,15 +48,15 @@ def handler_catches_cancellation(handler: ast.ExceptHandler) -> bool:
 
 
 def _has_region_syntax(function: ast.AST) -> bool:
-    """A `finally:` or a cancellation handler in the function's own code (not nested defs)."""
+    """A `finally:`, or an `except` clause of any kind (a cancellation handler is a region; one
+    narrower than cancellation may hold cleanup a cancel bypasses), in the function's own code
+    (not nested defs)."""
     pending = list(child_statements(function))
     while pending:
         node = pending.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        if isinstance(node, ast.Try | _TRY_STAR) and (
-            node.finalbody or any(handler_catches_cancellation(h) for h in node.handlers)
-        ):
+        if isinstance(node, ast.Try | _TRY_STAR) and (node.finalbody or node.handlers):
             return True
         pending.extend(child_statements(node))
     return False
@@ -65,14 +66,61 @@ _TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The top-level packages an import statement names (relative imports name none)."""
+    """The top-level packages an import statement names; a relative import of trio/anyio names
+    counts as anyio."""
     if isinstance(node, ast.Import):
         return {alias.name.split(".")[0] for alias in node.names}
-    return {node.module.split(".")[0]} if node.module and not node.level else set()
+    if node.level:
+        named = {alias.name for alias in node.names}
+        return {"anyio"} if named & LEVEL_TRIGGERED_NAMES else set()
+    return {node.module.split(".")[0]} if node.module else set()
 
 
-def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
-    """Every function with its `__qualname__`, and whether the module imports trio or anyio."""
+# Calls that register a callback to run at teardown, and the attribute lists hooks go into.
+REGISTRATIONS = frozenset({"push_async_callback", "push_async_exit", "push_callback"})
+HOOK_LISTS = frozenset({"on_cleanup", "on_shutdown", "on_close", "on_teardown"})
+
+# Names a module inside a trio/anyio-based package imports relatively (anyio's own code does
+# `from ._core._tasks import CancelScope`): it is level-triggered too.
+LEVEL_TRIGGERED_NAMES = frozenset(
+    {
+        "CancelScope",
+        "move_on_after",
+        "fail_after",
+        "create_task_group",
+        "open_nursery",
+        "get_cancelled_exc_class",
+        "to_thread",
+        "checkpoint",
+    }
+)
+
+
+def registered_callbacks(tree: ast.Module, data: bytes) -> frozenset[str]:
+    """Names of functions the module registers as teardown callbacks:
+    `stack.push_async_callback(self._close)`, `app.on_cleanup.append(close_db)`."""
+    if not any(word in data for word in (b"push_", b"on_cleanup", b"on_shutdown", b"on_close")):
+        return frozenset()
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        registers = isinstance(func, ast.Attribute) and (
+            func.attr in REGISTRATIONS
+            or (func.attr == "append" and _final_name(func.value) in HOOK_LISTS)
+        )
+        if registers:
+            names.add(_final_name(node.args[0]))
+    names.discard("")
+    return frozenset(names)
+
+
+def index_functions(
+    tree: ast.Module, registered: frozenset[str] = frozenset()
+) -> tuple[list[FunctionSpan], bool]:
+    """Every function with its `__qualname__`, and whether the module is level-triggered: it
+    imports trio or anyio, or, inside such a package, imports their names relatively."""
     spans: list[FunctionSpan] = []
     libraries: set[str] = set()
 
@@ -91,6 +139,7 @@ def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
                         child.end_lineno or child.lineno,
                         child.col_offset > 0,
                         is_async and _has_region_syntax(child),
+                        child.name in registered,
                     )
                 )
                 walk(child, f"{qualname}.<locals>.", None)
@@ -109,7 +158,21 @@ def index_functions(tree: ast.Module) -> tuple[list[FunctionSpan], bool]:
 def is_candidate(span: FunctionSpan, config: TeardownConfig) -> bool:
     """Can this function hold a teardown region (before following awaited helpers)?"""
     return span.is_async and (
-        span.has_region_syntax or span.name == "__aexit__" or configured(span, config)
+        span.has_region_syntax
+        or span.name == "__aexit__"
+        or configured(span, config)
+        or span.registered
+        or is_teardown_method(span, config)
+    )
+
+
+def is_teardown_method(span: FunctionSpan, config: TeardownConfig) -> bool:
+    """An async method named like teardown: `close`, `_aclose`, `on_shutdown`, `_on_cleanup`."""
+    if span.class_qualname is None:
+        return False
+    name = span.name.lstrip("_")
+    return name in config.teardown_methods or (
+        name.startswith("on_") and name[3:] in config.teardown_methods
     )
 
 

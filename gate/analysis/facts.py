@@ -180,6 +180,9 @@ class CancelHandler:
     text: str
     function_body: cst.CSTNode
     reraised_after: bool = False  # the block around its `try` ends by raising
+    # its `try` awaits a task the function cancelled just before (`t.cancel(); await t`): the
+    # handler is there for the child's cancel, and swallows the caller's only if one lands then
+    awaits_cancelled_task: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,31 @@ class Region:
     body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
 
+@dataclass(frozen=True)
+class HandlerStep:
+    """A call in an error handler that cleans up: a step by name, or any call of a handler that
+    cleans up and re-raises."""
+
+    node: cst.CSTNode
+    label: str
+    consequence: Consequence
+
+
+@dataclass(frozen=True)
+class NarrowHandler:
+    """A handler narrower than cancellation (`except Exception`, `except TimeoutError`) after a
+    `try` body that can be interrupted, and what it does. `cleaned_elsewhere`: the function also
+    calls those steps in a `finally:` or a cancellation handler."""
+
+    function: str
+    function_lines: tuple[int, int]
+    handler: cst.CSTNode
+    interrupt: cst.CSTNode
+    interrupt_text: str
+    steps: tuple[HandlerStep, ...]
+    cleaned_elsewhere: bool
+
+
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
     """Can two pieces of code with these branch paths never both run in one pass?"""
     for first, second in zip(a, b, strict=False):
@@ -210,16 +238,18 @@ def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
 
 
 def on_interrupt_path(point: InterruptPoint, step: CriticalStep) -> bool:
-    """Does an interrupt at `point` itself run `step`: the step is in the handler of an enclosing
-    `try` that the cancel lands in, or in that `try`'s `finally:`?"""
+    """Is `step` off the path a cancel at `point` skips? It is in a handler of an enclosing
+    `try` (the one the cancel lands in runs because of it; another is that exception's own path,
+    and cleanup only there is cleanup-only-on-error's finding), or in that `try`'s `finally:`."""
     for enclosure in point.enclosures:
-        if enclosure.kind is EnclosureKind.TRY_EXCEPT and enclosure.cancel_handler is not None:
-            arm = Branch(id(enclosure.node), Arm.HANDLER, enclosure.cancel_handler)
-        elif enclosure.kind is EnclosureKind.TRY_FINALLY:
-            arm = Branch(id(enclosure.node), Arm.FINALLY)
-        else:
-            continue
-        if arm in step.branches:
+        if enclosure.kind is EnclosureKind.TRY_EXCEPT:
+            statement = id(enclosure.node)
+            if any(b.statement == statement and b.arm is Arm.HANDLER for b in step.branches):
+                return True
+        elif (
+            enclosure.kind is EnclosureKind.TRY_FINALLY
+            and Branch(id(enclosure.node), Arm.FINALLY) in step.branches
+        ):
             return True
     return False
 
@@ -244,11 +274,12 @@ class ModuleAnalysis:
     node_snippets: Mapping[int, object]
     in_tests: bool = False
     tiers: Tiers = Tiers()
+    narrow_handlers: tuple[NarrowHandler, ...] = ()
 
-    def severity(self, consequences: Iterable[Consequence], region: Region) -> Severity:
+    def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.
         On asyncio a region entered by a cancel can be cut only by a second cancel: a warning.
         """
-        if region.entered_by_cancel and not self.level_triggered:
+        if region is not None and region.entered_by_cancel and not self.level_triggered:
             return Severity.WARNING
         return self.tiers.of(consequences, self.in_tests)

@@ -29,12 +29,8 @@ def teardown_findings(
     project: Project | None = None,
 ) -> list[Finding]:
     """The teardown findings of the candidate functions (and the helpers they await)."""
-    lines = source_lines(text)
-    in_tests = matches(path, settings.teardown.test_paths)
     try:
-        analysis = analyse_functions(
-            lines, spans, level_triggered, settings.teardown, candidates, in_tests, project
-        )
+        analysis = analyse(path, text, spans, level_triggered, candidates, settings, project)
     except (AnalysisError, RecursionError) as error:
         line = getattr(error, "line", 1)
         column = getattr(error, "column", 1)
@@ -42,6 +38,23 @@ def teardown_findings(
         message = f"teardown rules skipped: {reason}, though Python can parse it"
         return [analysis_skipped.finding(path, message, line, column)]
     return judge(analysis, locator(path, analysis))
+
+
+def analyse(
+    path: str,
+    text: str,
+    spans: list[FunctionSpan],
+    level_triggered: bool,
+    candidates: list[FunctionSpan],
+    settings: GateConfig,
+    project: Project | None = None,
+) -> ModuleAnalysis:
+    """The facts the teardown rules judge, for this file (the fixer asks for them too).
+    Raises AnalysisError and RecursionError as `analyse_functions` does."""
+    in_tests = matches(path, settings.teardown.test_paths)
+    return analyse_functions(
+        source_lines(text), spans, level_triggered, settings.teardown, candidates, in_tests, project
+    )
 
 
 def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:

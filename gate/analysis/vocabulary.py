@@ -17,6 +17,16 @@ from gate.config import TeardownConfig
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
+# Tokens that act only when they lead the name: `task.cancel()`, `cancel_all()`, but not
+# `after_cancel()` or `clear_cancel_requested()`.
+LEADING_ONLY = frozenset({"cancel"})
+
+# Words of steps that keep data (rather than release something): in an error handler they
+# report the error, which is not the cleanup a cancel should also run.
+DATA_WORDS = frozenset(
+    {"write", "save", "persist", "flush", "dump", "commit", "upload", "record", "finalize"}
+)
+
 # First words of names that ask about a state or wait for it rather than change it.
 QUESTION_WORDS = frozenset({"is", "has", "was", "should", "can", "get", "check", "wait", "needs"})
 
@@ -135,8 +145,18 @@ class Vocabulary:
             size = len(head) + 1
             for i in range(len(words) - size + 1):
                 if words[i : i + size - 1] == head and words[i + size - 1] in last:
+                    if i > 0 and words[i] in LEADING_ONLY:
+                        continue
                     return words[i : i + size]
         return None
+
+    def releases(self, name: str) -> bool:
+        """Is `name` a step that gives something back (close, kill, release, discard, remove),
+        rather than one that keeps data?"""
+        matched = self.matched(name)
+        return matched is not None and not any(
+            word in inflections(data) for word in matched for data in DATA_WORDS
+        )
 
     def consequence(self, name: str, receiver: str | None) -> Consequence | None:
         """What skipping a call of `receiver.name(...)` costs, or None when it is no step."""

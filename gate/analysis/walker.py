@@ -23,7 +23,7 @@ from gate.analysis.cancellation import (
     catches_cancellation,
     catches_only_cancellation,
 )
-from gate.analysis.candidates import FunctionSpan, configured, is_candidate
+from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -34,6 +34,7 @@ from gate.analysis.facts import (
     EnclosureKind,
     InterruptPoint,
     ModuleAnalysis,
+    NarrowHandler,
     Region,
     RegionKind,
     Tiers,
@@ -545,6 +546,23 @@ class _RegionWalker:
         if added:
             del self.enclosures[-added:]
 
+    def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar) -> bool:
+        """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
+        from libcst import matchers
+
+        awaited = {dotted_name(node.expression) for node in collect(statement.body).awaits}
+        awaited.discard(None)
+        if not awaited:
+            return False
+        cancelled = {
+            dotted_name(call.func.value)  # type: ignore[attr-defined]
+            for call in matchers.findall(
+                self.function_body,
+                matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel"))),
+            )
+        }
+        return bool(awaited & cancelled)
+
     def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
         enclosures = []
         if statement.handlers:
@@ -580,7 +598,13 @@ class _RegionWalker:
                 if index == cancel_handler_index(statement):
                     reraised = any(self.raise_after)
                     self.cancel_handlers.append(
-                        CancelHandler(block, self.code(block), self.function_body, reraised)
+                        CancelHandler(
+                            block,
+                            self.code(block),
+                            self.function_body,
+                            reraised,
+                            self.awaits_cancelled_task(statement),
+                        )
                     )
                 self.walk_suite(block.body)
             elif arm is Arm.FINALLY:
@@ -742,6 +766,7 @@ class _Analyser:
         self.vocabulary = Vocabulary.of(config)
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
+        self.narrow_handlers: list[NarrowHandler] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
 
@@ -778,8 +803,11 @@ class _Analyser:
 
     def regions_of(self, span: FunctionSpan) -> list[Region]:
         function = self.snippet_of(span).function
-        if span.name == "__aexit__" or configured(span, self.config):
-            kind = RegionKind.AEXIT if span.name == "__aexit__" else RegionKind.CONFIGURED
+        from gate.analysis.handlers import narrow_handlers
+
+        self.narrow_handlers += narrow_handlers(self, span)
+        kind = whole_body_kind(span, self.config)
+        if kind is not None:
             return [self.analyse(span, kind, function.body)]
         return [
             self.analyse(span, kind, body, by_cancel=only)
@@ -852,14 +880,31 @@ def analyse_functions(
     pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
     # A function whose whole body was a region needs no second look as a helper; one with only
     # a finally block still does, since an awaiting caller can be interrupted anywhere in it.
-    whole = {
-        span.qualname for span in candidates if span.name == "__aexit__" or configured(span, config)
-    }
+    whole = {span.qualname for span in candidates if whole_body_kind(span, config) is not None}
     analyser.follow_helpers(pending, whole)
     tiers = Tiers(Severity(config.best_effort_severity), Severity(config.test_severity))
     return ModuleAnalysis(
-        tuple(analyser.regions), level_triggered, analyser.node_snippets, in_tests, tiers
+        tuple(analyser.regions),
+        level_triggered,
+        analyser.node_snippets,
+        in_tests,
+        tiers,
+        tuple(analyser.narrow_handlers),
     )
+
+
+def whole_body_kind(span: FunctionSpan, config: TeardownConfig) -> RegionKind | None:
+    """The kind of region a function's whole body is: an `__aexit__`, a configured teardown
+    function, an async teardown method (`aclose`, `close`, `shutdown`, ...); None otherwise."""
+    if not span.is_async:
+        return None
+    if span.name == "__aexit__":
+        return RegionKind.AEXIT
+    if configured(span, config) or span.registered:
+        return RegionKind.CONFIGURED
+    if is_teardown_method(span, config):
+        return RegionKind.METHOD
+    return None
 
 
 def _resolve_helper(

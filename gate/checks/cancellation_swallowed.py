@@ -47,6 +47,10 @@ async def run(self):
             raise interrupt
 ```
 
+Waiting for a task the function has just cancelled (`task.cancel(); try: await task; except
+CancelledError: pass`) is a warning: the handler is there for the child's cancel, and swallows
+the caller's own only when one lands during that wait.
+
 ## Known problems
 Only handlers inside a teardown region are checked: a worker loop's top-level
 `except CancelledError: pass` is a choice this rule does not judge. A flag counts as kept when it
@@ -185,7 +189,9 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
                     detail=TeardownDetail((), region.function_lines),
-                    severity=analysis.severity([], region),
+                    severity=Severity.WARNING
+                    if handler.awaits_cancelled_task
+                    else analysis.severity([], region),
                 )
         seen: set[int] = set()
         for point in region.points:

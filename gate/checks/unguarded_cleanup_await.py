@@ -7,9 +7,9 @@ cancel scope, no `try`/`finally` that carries the remaining steps, no configured
 
 ## Why is this bad?
 An interrupt that lands inside the step cuts it short: the cleanup stops halfway and the
-cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does not help: the outer
-await still raises at once, the inner work is left orphaned, and `asyncio.run` cancels it anyway
-when it shuts down.
+cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does not fully help:
+the outer await still raises at once and the inner work runs on orphaned, until `asyncio.run`
+cancels it when it shuts down; since the work usually completes, that case is a warning.
 
 Exempt, because the work finishes even when the await is cancelled: work handed to a thread
 (`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
@@ -123,7 +123,9 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 _message(region, step),
                 f"{region.function}\x1f{step.text}",
                 detail=TeardownDetail(interrupts, region.function_lines),
-                severity=analysis.severity([step.consequence], region),
+                severity=Severity.WARNING
+                if step.uses_asyncio_shield
+                else analysis.severity([step.consequence], region),
             )
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from gate.analysis.candidates import index_functions, is_candidate
 from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.file_pass import analyse as analyse_file
 from gate.analysis.file_pass import judge
 from gate.analysis.summary import (
     ModuleSummary,
@@ -26,10 +26,9 @@ from gate.analysis.summary import (
     module_name,
     summarise_module,
 )
-from gate.analysis.walker import AnalysisError, Snippet, analyse_functions
+from gate.analysis.walker import AnalysisError, Snippet
 from gate.config import GateConfig
-from gate.discovery import matches
-from gate.filecheck import vocabulary_of
+from gate.filecheck import teardown_functions, vocabulary_of
 from gate.filters import Selection, without_noqa
 from gate.fix.plan import (
     FactIndex,
@@ -124,20 +123,11 @@ def analyse(
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    spans, level_triggered = index_functions(tree)
-    candidates = [span for span in spans if is_candidate(span, settings.teardown)]
-    in_tests = matches(path, settings.teardown.test_paths)
+    data = text.encode("utf-8", "surrogateescape")
+    spans, level_triggered, candidates = teardown_functions(tree, data, settings)
     project = _project(tree, path, settings, summaries)
     try:
-        analysis = analyse_functions(
-            source_lines(text),
-            spans,
-            level_triggered,
-            settings.teardown,
-            candidates,
-            in_tests,
-            project,
-        )
+        analysis = analyse_file(path, text, spans, level_triggered, candidates, settings, project)
     except (AnalysisError, RecursionError):
         return None
     trees: dict[int, FunctionTree] = {}

@@ -1,0 +1,206 @@
+"""Cleanup that only an error handler runs: the handlers narrower than cancellation, after a
+`try` body a cancel can interrupt, and what they give back (facts for cleanup-only-on-error)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gate.analysis.candidates import FunctionSpan
+from gate.analysis.facts import Consequence, HandlerStep, NarrowHandler
+from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.walker import (
+    _unconditional_raise,
+    blocks,
+    cancel_handler_index,
+    collect,
+    dotted_name,
+    final_name,
+    statements,
+)
+
+if TYPE_CHECKING:
+    from gate.analysis.walker import _Analyser as Analyser
+
+
+def narrow_handlers(analyser: Analyser, span: FunctionSpan) -> list[NarrowHandler]:
+    """The narrow handlers of one function, with the cleanup they do."""
+    return _NarrowHandlers(analyser, span).found
+
+
+LOGGING_NAMES = frozenset(
+    {"log", "logger", "logging", "LOGGER", "_LOGGER", "_logger", "warnings", "print"}
+)
+
+
+def _logs(call: cst.Call) -> bool:
+    name = dotted_name(call.func) or ""
+    return name.split(".")[0] in LOGGING_NAMES or name.split(".")[-1] in (
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "trace",
+    )
+
+
+def _release(vocabulary: Vocabulary, call: cst.Call, name: str) -> Consequence | None:
+    """What skipping a give-back step costs; None when the call gives nothing back."""
+    if not vocabulary.releases(name):
+        return None
+    receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+    return vocabulary.consequence(name, receiver)
+
+
+def _awaited_names(body: cst.CSTNode) -> set[str]:
+    """Names the function binds to an awaited value: `conn = await pool.acquire()`."""
+    from libcst import matchers
+
+    names: set[str] = set()
+    for assign in matchers.findall(body, matchers.Assign(value=matchers.Await())):
+        for target in assign.targets:  # type: ignore[attr-defined]
+            for name in matchers.findall(target, matchers.Name()):
+                names.add(name.value)  # type: ignore[attr-defined]
+    return names
+
+
+class _NarrowHandlers:
+    """The handlers narrower than cancellation, after an interruptible `try` body, in one
+    function (not in nested definitions), with the cleanup they do."""
+
+    def __init__(self, analyser: Analyser, span: FunctionSpan) -> None:
+        self.analyser = analyser
+        self.span = span
+        snippet = analyser.snippet_of(span)
+        self.module = snippet.module
+        self.found: list[NarrowHandler] = []
+        self.cancel_paths: set[str] = set()
+        self.awaited_names = _awaited_names(snippet.function.body)
+        self.tries: list[cst.Try | cst.TryStar] = []
+        self._collect(snippet.function.body)
+        for statement in self.tries:
+            self._judge(statement)
+        analyser.node_snippets.update(
+            (id(node), snippet)
+            for found in self.found
+            for node in (found.handler, found.interrupt, *(step.node for step in found.steps))
+        )
+
+    def _collect(self, body: cst.BaseSuite) -> None:
+        for statement in statements(body):
+            if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+                continue
+            if isinstance(statement, cst.Try | cst.TryStar):
+                self._note_try(statement)
+            for _, _, block in blocks(statement):
+                inner = (
+                    block.body
+                    if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler)
+                    else block
+                )
+                if isinstance(inner, cst.If):
+                    self._collect(cst.IndentedBlock(body=[inner]))
+                else:
+                    self._collect(inner)  # type: ignore[arg-type]
+
+    def _note_try(self, statement: cst.Try | cst.TryStar) -> None:
+        """Keep the `try`, and the names its cancellation handler and `finally:` call."""
+        self.tries.append(statement)
+        index = cancel_handler_index(statement)
+        cancel_bodies = [statement.handlers[index].body] if index is not None else []
+        if statement.finalbody is not None:
+            cancel_bodies.append(statement.finalbody.body)
+        for block in cancel_bodies:
+            self.cancel_paths |= {final_name(call.func) or "" for call in collect(block).calls}
+
+    def _interrupt(self, statement: cst.Try | cst.TryStar) -> cst.Await | None:
+        """The first await of the try body that can suspend."""
+        for node in collect(statement.body).awaits:
+            call = node.expression if isinstance(node.expression, cst.Call) else None
+            awaited = dotted_name(call.func) if call is not None else None
+            project = self.analyser.project
+            summary = (
+                project.callee(self.span.qualname, self.span.class_qualname or "", awaited)
+                if project is not None and awaited
+                else None
+            )
+            if summary is None or (summary.suspends and not summary.shielded):
+                return node
+        return None
+
+    def _judge(self, statement: cst.Try | cst.TryStar) -> None:
+        if cancel_handler_index(statement) is not None:
+            return  # the cancel has a handler of its own
+        interrupt = self._interrupt(statement)
+        if interrupt is None:
+            return
+        for handler in statement.handlers:
+            steps = self._steps(handler)
+            if steps:
+                cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
+                self.found.append(
+                    NarrowHandler(
+                        function=self.span.qualname,
+                        function_lines=(self.span.first_line, self.span.last_line),
+                        handler=handler,
+                        interrupt=interrupt,
+                        interrupt_text=self._code(interrupt),
+                        steps=tuple(steps),
+                        cleaned_elsewhere=bool(cleaned & self.cancel_paths),
+                    )
+                )
+
+    def _steps(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[HandlerStep]:
+        """Steps that give something back, by name; and, in a handler that cleans up and
+        re-raises, a call that hands back something the function acquired with an await."""
+        reraises = _unconditional_raise(handler.body)
+        vocabulary = self.analyser.vocabulary
+        steps = []
+        for call in collect(handler.body).calls:
+            name = final_name(call.func)
+            if name is None or _logs(call):
+                continue
+            consequence = _release(vocabulary, call, name)
+            if consequence is None and reraises and self._gives_back(handler, call):
+                consequence = Consequence.LOSES_WORK
+            if consequence is not None:
+                label = f"{dotted_name(call.func) or name}()"
+                steps.append(HandlerStep(call, label, consequence))
+        return steps
+
+    def _gives_back(
+        self, handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call
+    ) -> bool:
+        """A call statement of the handler whose receiver or argument is a name the function
+        bound to an awaited value (`ch = await queue.get()` ... `queue.put_nowait(ch)`)."""
+        if not self._is_statement_call(handler, call):
+            return False
+        names = {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)}
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            names.add(call.func.value.value)
+        return bool(names & self.awaited_names)
+
+    @staticmethod
+    def _is_statement_call(
+        handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call
+    ) -> bool:
+        """Is the call a statement of its own (`x.release(conn)`, `await pool.discard(c)`) at the
+        top of the handler, not an argument or a condition?"""
+        for statement in statements(handler.body):
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    value = small.value if isinstance(small, cst.Expr) else None
+                    if isinstance(value, cst.Await):
+                        value = value.expression
+                    if value is call:
+                        return True
+        return False
+
+    def _code(self, node: cst.CSTNode) -> str:
+        text = self.module.code_for_node(node).strip()
+        first = text.splitlines()[0] if text else ""
+        return first if len(first) <= 80 else first[:77] + "..."

@@ -1,0 +1,92 @@
+"""# GATE105 cleanup-only-on-error
+
+## What it does
+Flags cleanup (a step such as `discard`, `close`, `kill`, `release`, or any call of a handler
+that cleans up and re-raises) that only an `except` clause narrower than cancellation runs,
+after a `try` body that can be interrupted: `except Exception:`, `except TimeoutError:`,
+`except OSError:`. A cancel at the await in the `try` body bypasses the handler entirely.
+
+## Why is this bad?
+`asyncio.CancelledError` (and `trio.Cancelled`) is a `BaseException`. Code written as "acquire,
+try the work, on failure give the resource back and re-raise" gives nothing back when the work
+is cancelled: the connection stays checked out of the pool, the subprocess keeps running, the
+slot is never released. It is the most common cancellation bug in real connection pools and
+clients.
+
+Findings are errors when the cleanup loses data or leaks something outside the process, and
+warnings for a best-effort close of an in-process object or in test code (see the README's
+tiers).
+
+## Example
+```python
+async def fetch(pool, url):
+    conn = await pool.acquire()
+    try:
+        return await conn.get(url)
+    except Exception:
+        await pool.discard(conn)
+        raise
+```
+
+## Use instead
+Give the resource back on every way out, cancellation included, without an await that a cancel
+could cut (an awaited give-back needs its interrupt held, as for skippable-teardown-step):
+```python
+async def fetch(pool, url):
+    conn = await pool.acquire()
+    try:
+        return await conn.get(url)
+    except BaseException:
+        pool.discard_nowait(conn)
+        raise
+```
+Or give it back in a `finally:` (or a context manager), which runs on every way out.
+
+## Known problems
+A step the same function also runs in a `finally:` or a cancellation handler is taken as covered
+and not reported. Cleanup done by a caller (the caller's own `finally:`) is not seen. Under
+trio/anyio, the handler's own awaits also need a shielded scope once it catches cancellation.
+
+## Options
+- `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the names of steps.
+- `tool.gate.teardown.test-paths`, `best-effort-severity`, `test-severity`: the tiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gate.analysis.facts import ModuleAnalysis
+from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.rule import Locate, Rule
+
+
+def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    for handler in analysis.narrow_handlers:
+        if handler.cleaned_elsewhere:
+            continue
+        where = locate(handler.interrupt)
+        for step in handler.steps:
+            yield RULE.finding(
+                locate(step.node),
+                f"`{step.label}` runs only when the `try` above raises an error: a cancel at "
+                f"line {where.line} (`{handler.interrupt_text}`) is no Exception and bypasses "
+                "this handler, so it never runs",
+                f"{handler.function}\x1f{step.label}",
+                related=(Related(where, "interrupt point"),),
+                detail=TeardownDetail((where,), handler.function_lines),
+                severity=analysis.severity([step.consequence], None),
+            )
+
+
+RULE = Rule(
+    code="GATE105",
+    name="cleanup-only-on-error",
+    summary="Cleanup runs only in an except clause narrower than cancellation; a cancel skips it",
+    family=Family.TEARDOWN,
+    severity=Severity.ERROR,
+    doc=__doc__ or "",
+    fix="Catch BaseException (or add `except CancelledError`) for the cleanup, re-raising, or "
+    "move it to a finally block.",
+    check=check,
+)
