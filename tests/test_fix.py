@@ -268,6 +268,28 @@ def test_fix_follows_selection_and_noqa(in_tmp: Path, capsys) -> None:
     assert (in_tmp / "job.py").read_text() == BUGGY
 
 
+def test_fix_keeps_machine_output_clean(in_tmp: Path, capsys) -> None:
+    import json
+
+    write(in_tmp / "job.py", REASONS["value used later"][0].replace("job.py", "") + BUGGY)
+    code, out, err = run(capsys, "check", "--fix", "--no-cache", "--format", "sarif")
+    assert code == 1
+    results = json.loads(out)["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["GATE100"]  # what remains: the one with no fix
+    assert "fixes" not in results[0]
+    assert "fixed 1 finding(s) in 1 file(s)" in err and "has no automatic fix" in err
+
+
+def test_github_step_summary_carries_the_suggestions(
+    example: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = example / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = run(capsys, "check", ".", "--format", "github")
+    assert code == 1 and out.startswith("::error ")
+    assert "```suggestion\n" in summary.read_text()
+
+
 def test_fix_and_show_fixes_exclude_each_other(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", BUGGY)
     code, _, err = run(capsys, "check", "--fix", "--show-fixes")
