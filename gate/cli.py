@@ -206,27 +206,48 @@ def build_parser() -> argparse.ArgumentParser:
     seams = commands.add_parser(
         "seams",
         help="fire a cancel and an exception at every await seam of a scenario",
-        description="Run an async scenario once to list every await seam, then once per seam "
-        "and fault with a cancel (task.cancel() landing at that seam) or an exception thrown "
-        "in at it, each in a fresh event loop and an empty directory; then run CHECK on the "
-        "directory. Exit 0 when every trial is ok, 1 when any is not, 2 on usage errors.",
+        description="Run an async scenario once to list every await seam (in every task it "
+        "starts), then once per seam and fault with that fault landing at that seam, each in a "
+        "fresh event loop and an empty directory, ending as asyncio.run ends; then run CHECK on "
+        "the directory. Exit 0 when every trial is ok or accepted, 1 when any is not, 2 on usage "
+        "errors or when the clean run itself fails.",
     )
     seams.set_defaults(handler=_run_seams)
     seams.add_argument(
-        "target", metavar="TARGET", help="async def scenario(workdir): file.py:name or module:name"
+        "target",
+        metavar="TARGET",
+        help="async def scenario(workdir[, state]): path/to/file.py:name or package.module:name",
     )
     seams.add_argument(
         "--check",
         required=True,
         metavar="CHECK",
-        help="def check(workdir): raises when an artifact is missing (file.py:name or module:name)",
+        help="def check(workdir[, state]): raises when an artifact is missing "
+        "(path/to/file.py:name or package.module:name)",
     )
     seams.add_argument(
         "--faults",
         type=_faults,
         default="cancel,error",
-        metavar="FAULTS",
-        help="comma-separated faults to inject at each seam: cancel, error (default both)",
+        metavar="FAULT[,FAULT]",
+        help="comma-separated, from cancel, cancel-twice, error, keyboard-interrupt "
+        "(default cancel,error; trio and anyio: cancel, error, keyboard-interrupt)",
+    )
+    seams.add_argument(
+        "--accept",
+        type=_acceptances,
+        action="extend",
+        default=[],
+        metavar="OUTCOME[,OUTCOME]",
+        help="outcomes that count as ok, each optionally for one fault: replaced, "
+        "error:swallowed (comma-separated or repeated)",
+    )
+    seams.add_argument(
+        "--backend",
+        choices=("asyncio", "trio", "anyio", "anyio:trio"),
+        default="asyncio",
+        help="how to run and cancel the scenario (default asyncio; anyio runs on its asyncio "
+        "backend, anyio:trio on trio)",
     )
     seams.add_argument(
         "--timeout",
@@ -236,7 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds per trial (default 5)",
     )
     seams.add_argument(
-        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+        "--format",
+        choices=("text", "json", "junit", "markdown"),
+        default="text",
+        help="a table (text), the pinned JSON, JUnit XML for CI or a markdown PR comment",
     )
     seams.add_argument(
         "--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout"
@@ -345,7 +369,7 @@ def _checked(args: argparse.Namespace, loaded: LoadedConfig, chosen: Selection) 
         args.paths, loaded, chosen, _run_options(args), base=args.diff, changed=changed
     )
     if args.seams is not None:
-        from gate.harness.confirm import mark_confirmed, read_seam_report
+        from gate.seamlink import mark_confirmed, read_seam_report
 
         result.findings = mark_confirmed(result.findings, read_seam_report(args.seams), loaded.root)
     return result
@@ -448,21 +472,34 @@ def _run_rules(args: argparse.Namespace, out: Terminal) -> int:
 
 
 def _faults(value: str) -> tuple[str, ...]:
-    from gate.harness.sweep import FAULTS
+    from gate.seamdata import FAULTS
 
     faults = tuple(part.strip() for part in value.split(",") if part.strip())
     unknown = [fault for fault in faults if fault not in FAULTS]
     if unknown or not faults:
-        raise argparse.ArgumentTypeError(f"unknown fault(s) {unknown}; choose from cancel,error")
+        raise argparse.ArgumentTypeError(
+            f"unknown fault(s) {unknown}; choose from {','.join(FAULTS)}"
+        )
     return faults
 
 
+def _acceptances(value: str) -> tuple[Any, ...]:
+    from gate.seamdata import Acceptance
+
+    try:
+        return tuple(Acceptance.parse(part) for part in value.split(",") if part.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _seconds(value: str) -> float:
+    import math
+
     try:
         seconds = float(value)
     except ValueError:
         seconds = 0.0
-    if seconds <= 0:
+    if not math.isfinite(seconds) or seconds <= 0:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     return seconds
 
@@ -471,25 +508,47 @@ def _run_seams(args: argparse.Namespace, out: Terminal) -> int:
     from gate.harness.sweep import SweepError, sweep
     from gate.harness.target import TargetError
     from gate.harness.target import load as load_target
-    from gate.report.seams import render_json as render_seams_json
-    from gate.report.seams import render_text as render_seams_text
+    from gate.report.seams import RENDERERS as SEAM_RENDERERS
+    from gate.report.seams import SeamContext
 
     try:
         scenario = load_target(args.target)
         check = load_target(args.check)
-        report = sweep(scenario, check, args.faults, args.timeout, target=args.target)
-    except (TargetError, SweepError) as error:
+        report = sweep(
+            scenario,
+            check,
+            args.faults,
+            args.timeout,
+            target=args.target,
+            accept=args.accept,
+            backend=args.backend,
+        )
+    except TargetError as error:
         raise UsageError(str(error)) from None
-    if args.format == "json":
-        rendered = render_seams_json(report)
-    else:
-        color = args.output is None and out.is_terminal
-        rendered = render_seams_text(report, color=color, width=out.width if color else 160)
+    except (SweepError, ValueError) as error:
+        raise UsageError(f"{args.target}: {error}") from None
+    color = args.output is None and args.format == "text" and out.is_terminal
+    plain_width = os.environ.get("COLUMNS", "")
+    width = out.width if color else int(plain_width) if plain_width.isdigit() else 160
+    context = SeamContext(report, _seam_confirmations(report), color=color, width=width)
+    rendered = SEAM_RENDERERS[args.format](context)
     if args.output is not None:
         atomic_write(args.output, rendered)
     else:
         sys.stdout.write(rendered)
     return EXIT_FINDINGS if report.failed else EXIT_CLEAN
+
+
+def _seam_confirmations(report: Any) -> dict[int, list[str]]:
+    """The static findings each failing seam confirms; none when the rules cannot run here."""
+    if not report.failed:
+        return {}
+    try:
+        from gate.seamlink import link
+
+        return link(report)
+    except ImportError:  # the static rules need libcst; the sweep does not
+        return {}
 
 
 def _baseline_config(args: argparse.Namespace) -> LoadedConfig:

@@ -11,7 +11,8 @@ import harness_scenarios as s
 import pytest
 from conftest import run_gate as run
 
-from gate.harness import SweepError, sweep
+from gate.harness import SweepError, assert_ok, sweep
+from gate.seamlink import link
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,14 +28,14 @@ def test_no_guard_fails_at_the_teardown_seams(tmp_path: Path) -> None:
     assert outcomes(report, "cancel") == ["ok", "check-failed", "check-failed"]
     assert outcomes(report, "error") == ["ok", "check-failed", "check-failed"]
     with pytest.raises(AssertionError, match="4 of 6 seam trials failed"):
-        report.assert_ok()
+        assert_ok(report)
 
 
 def test_hold_and_reraise_passes_every_seam_with_the_same_exception(tmp_path: Path) -> None:
     report = sweep(s.hold_and_reraise, s.check, root=tmp_path)
     assert len(report.seams) == 4
     assert {trial.outcome for trial in report.trials} == {"ok"}
-    report.assert_ok()
+    assert_ok(report)
 
 
 def test_swallowed(tmp_path: Path) -> None:
@@ -50,10 +51,10 @@ def test_replaced(tmp_path: Path) -> None:
 
 
 def test_hung_trial_still_ends_the_sweep(tmp_path: Path) -> None:
-    report = sweep(s.hangs, s.check, faults=("cancel",), timeout=0.2, root=tmp_path)
+    report = sweep(s.hangs, s.check, faults=("cancel",), timeout=0.5, root=tmp_path)
     (trial,) = report.trials
     assert trial.outcome == "hung"
-    assert trial.problems == ["hung"]
+    assert trial.problems == ("hung",)
 
 
 def test_clean_run_must_pass(tmp_path: Path) -> None:
@@ -69,13 +70,15 @@ def test_every_kind_of_seam_is_found_and_survives(tmp_path: Path) -> None:
     report = sweep(s.every_kind_of_seam, s.check, root=tmp_path)
     functions = {seam.function for seam in report.seams}
     assert "_in_thread" in functions  # to_thread: the wait on the thread's future
-    # gather's children are tasks of their own: only the parent's wait is a seam. wait_for runs
-    # its argument in a child task before 3.12 and inline from 3.12 on.
-    assert ("step" in functions) == (sys.version_info >= (3, 12))
+    tasks = {(seam.task, seam.function) for seam in report.seams}
+    # gather's children are tasks of their own, each probed and named
+    assert {("step", "step"), ("step#2", "step")} <= tasks
+    # wait_for runs its argument in a child task before 3.12 and inline from 3.12 on
+    assert (("main", "step") in tasks) == (sys.version_info >= (3, 12))
     assert "_numbers" in functions  # async generator
     assert "_Resource.__aenter__" in functions
     assert "_Resource.__aexit__" in functions
-    assert {trial.outcome for trial in report.trials} == {"ok"}, report.failure_text()
+    assert {trial.outcome for trial in report.trials} == {"ok"}, report.failed
 
 
 def test_seam_names_the_innermost_user_frame(tmp_path: Path) -> None:
@@ -92,7 +95,10 @@ def test_seam_names_the_innermost_user_frame(tmp_path: Path) -> None:
 def test_child_tasks_left_running_are_a_warning(tmp_path: Path) -> None:
     report = sweep(s.leaves_a_child_running, s.check, faults=("cancel",), root=tmp_path)
     assert report.trials[0].outcome == "ok"
-    assert report.trials[0].warnings == ["1 child task(s) were still running"]
+    assert report.trials[0].warnings == (
+        "1 task(s) were still running when the scenario ended and were cancelled, "
+        "as asyncio.run does",
+    )
 
 
 def test_each_trial_gets_a_fresh_directory(tmp_path: Path) -> None:
@@ -171,9 +177,9 @@ def test_runnable_examples_agree_with_the_static_rules(name: str, tmp_path: Path
     report = sweep(scenario, _runnable_check, faults=("cancel",), root=tmp_path)
     failing = {trial.outcome for trial in report.failed}
     if EXPECTED[name] == "ok":
-        assert not report.failed, report.failure_text()
+        assert not report.failed, report.failed
         return
-    assert EXPECTED[name] in failing, report.failure_text()
+    assert EXPECTED[name] in failing, report.failed
     # every ruleid marker inside this class must be confirmed by a failing seam
     source = RUNNABLE.read_text().splitlines()
     start = next(i for i, line in enumerate(source, 1) if line.startswith(f"class {name}("))
@@ -185,7 +191,7 @@ def test_runnable_examples_agree_with_the_static_rules(name: str, tmp_path: Path
         e.line for e in parse(RUNNABLE.read_text()) if e.kind == "ruleid" and start < e.line < end
     }
     confirmed = {
-        int(label.rsplit(":", 1)[1]) for trial in report.failed for label in trial.confirms
+        int(label.rsplit(":", 1)[1]) for labels in link(report).values() for label in labels
     }
     assert expected_lines <= confirmed, (expected_lines, confirmed)
 
@@ -208,14 +214,33 @@ def test_cli_json_is_pinned(capsys) -> None:
     )
     assert code == 1
     document = json.loads(out)
-    assert set(document) == {"version", "python", "target", "seams", "trials", "summary"}
+    assert set(document) == {
+        "version",
+        "python",
+        "backend",
+        "target",
+        "accept",
+        "seams",
+        "trials",
+        "summary",
+    }
     assert document["version"] == 1
     assert document["python"] == ".".join(map(str, sys.version_info[:3]))
-    assert document["summary"] == {"seams": 3, "trials": 6, "failed": 4}
+    assert document["backend"] == "asyncio"
+    assert document["summary"] == {"seams": 3, "trials": 6, "failed": 4, "accepted": 0}
     seam = document["seams"][0]
-    assert {"index", "path", "line", "function", "source"} <= set(seam)
+    assert set(seam) == {"index", "task", "path", "line", "function", "source", "frames"}
     trial = document["trials"][0]
-    assert {"seam", "fault", "outcome", "problems", "detail"} <= set(trial)
+    assert set(trial) == {
+        "seam",
+        "fault",
+        "outcome",
+        "accepted",
+        "problems",
+        "detail",
+        "warnings",
+        "confirms",
+    }
 
 
 def test_cli_text_and_exit_0(capsys) -> None:

@@ -282,4 +282,5 @@ class ModuleAnalysis:
         """
         if region is not None and region.entered_by_cancel and not self.level_triggered:
             return Severity.WARNING
+
         return self.tiers.of(consequences, self.in_tests)

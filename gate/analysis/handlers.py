@@ -11,6 +11,7 @@ from gate.analysis.candidates import FunctionSpan
 from gate.analysis.facts import Consequence, HandlerStep, NarrowHandler
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import (
+    _final_names,
     _unconditional_raise,
     blocks,
     cancel_handler_index,
@@ -54,6 +55,13 @@ def _release(vocabulary: Vocabulary, call: cst.Call, name: str) -> Consequence |
         return None
     receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
     return vocabulary.consequence(name, receiver)
+
+
+def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """`except Exception:`, `except TimeoutError:` (a timeout abandons the work as a cancel
+    does), a tuple with either; a bare or BaseException handler catches cancellation anyway."""
+    names = _final_names(handler.type)
+    return any(name in ("Exception", "TimeoutError") for name in names)
 
 
 def _awaited_names(body: cst.CSTNode) -> set[str]:
@@ -139,7 +147,7 @@ class _NarrowHandlers:
         if interrupt is None:
             return
         for handler in statement.handlers:
-            steps = self._steps(handler)
+            steps = self._steps(handler, _broad_or_timeout(handler))
             if steps:
                 cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
                 self.found.append(
@@ -154,9 +162,12 @@ class _NarrowHandlers:
                     )
                 )
 
-    def _steps(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[HandlerStep]:
-        """Steps that give something back, by name; and, in a handler that cleans up and
-        re-raises, a call that hands back something the function acquired with an await."""
+    def _steps(
+        self, handler: cst.ExceptHandler | cst.ExceptStarHandler, broad: bool
+    ) -> list[HandlerStep]:
+        """Steps that give something back, by name, in a broad or timeout handler; and, in a
+        handler that cleans up and re-raises, a call that hands back something the function
+        acquired with an await. A handler for one other error is that error's own branch."""
         reraises = _unconditional_raise(handler.body)
         vocabulary = self.analyser.vocabulary
         steps = []
@@ -164,7 +175,7 @@ class _NarrowHandlers:
             name = final_name(call.func)
             if name is None or _logs(call):
                 continue
-            consequence = _release(vocabulary, call, name)
+            consequence = _release(vocabulary, call, name) if broad else None
             if consequence is None and reraises and self._gives_back(handler, call):
                 consequence = Consequence.LOSES_WORK
             if consequence is not None:

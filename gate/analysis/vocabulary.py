@@ -139,8 +139,8 @@ class Vocabulary:
     def matched(self, name: str) -> tuple[str, ...] | None:
         """The words of the token `name` contains, or None when it is not a step's name."""
         words = name_words(name)
-        if not words or words[0] in QUESTION_WORDS:
-            return None
+        if not words or words[0] in QUESTION_WORDS or name.lstrip("_")[:1].isupper():
+            return None  # asks, waits, or builds an object (`ConnectionClosed()`)
         for head, last in self.tokens:
             size = len(head) + 1
             for i in range(len(words) - size + 1):
@@ -149,6 +149,11 @@ class Vocabulary:
                         continue
                     return words[i : i + size]
         return None
+
+    @staticmethod
+    def external(label: str) -> bool:
+        """Does a step's label (`self._sandbox.kill()`) name something outside the process?"""
+        return bool(set(name_words(label.replace(".", "_").removesuffix("()"))) & EXTERNAL_WORDS)
 
     def releases(self, name: str) -> bool:
         """Is `name` a step that gives something back (close, kill, release, discard, remove),

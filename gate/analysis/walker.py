@@ -628,7 +628,11 @@ class _RegionWalker:
         """The region's facts, each interrupt point marked guarded/shielded."""
         resolved = {id(point): self._resolve(point) for point in self.points}
         steps = tuple(
-            dataclasses.replace(step, points=tuple(resolved[id(p)] for p in step.points))
+            dataclasses.replace(
+                step,
+                points=tuple(resolved[id(p)] for p in step.points),
+                consequence=self._tier(kind, step),
+            )
             for step in self.steps
         )
         return Region(
@@ -642,6 +646,14 @@ class _RegionWalker:
             entered_by_cancel=entered_by_cancel,
             body=body,
         )
+
+    def _tier(self, kind: RegionKind, step: CriticalStep) -> Consequence:
+        """Judged on real code, a teardown method (close, cleanup, ...) loses in-process state
+        or needs a second cancel: its steps are best effort unless they name something outside
+        the process (a sandbox, a subprocess, a lock)."""
+        if kind is RegionKind.METHOD and not self.vocabulary.external(step.label):
+            return Consequence.BEST_EFFORT
+        return step.consequence
 
     def _resolve(self, point: InterruptPoint) -> InterruptPoint:
         """Something holds an interrupt at `point` when it is shielded, when a handler that

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ def load(spec: str) -> Callable[..., Any]:
     if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
         module = _load_file(Path(module_part), spec)
     else:
+        _import_from_cwd()
         try:
             module = importlib.import_module(module_part)
         except Exception as error:
@@ -30,6 +32,16 @@ def load(spec: str) -> Callable[..., Any]:
     if not callable(function):
         raise TargetError(f"{spec!r}: {name} is not callable")
     return function  # type: ignore[return-value]
+
+
+def _import_from_cwd() -> None:
+    """Let `package.module` resolve against the current directory, as `python -m gate` does.
+
+    The `gate` console script starts with its own directory on the path instead.
+    """
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.insert(0, cwd)
 
 
 def _attribute(module: Any, name: str, spec: str, module_part: str) -> Any:
@@ -58,7 +70,7 @@ def _load_file(path: Path, spec: str) -> Any:
     sys.modules[module_name] = module
     try:
         loader_spec.loader.exec_module(module)
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         del sys.modules[module_name]
         raise TargetError(
             f"{spec!r}: importing {path} failed: {type(error).__name__}: {error}"

@@ -2,6 +2,9 @@
 
 A failing seam confirms a teardown finding when one of the seam's frames stands at the finding's
 interrupt point (its related location) or at the finding itself (an awaited step cut short).
+
+The harness only reports seams and their frames; the CLI (`gate seams`, `gate check --seams`)
+and the pytest plugin link them to findings here, above the harness.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from gate.config import ConfigError
 from gate.model import Family, Finding, TeardownDetail
+from gate.seamdata import SweepReport
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -70,12 +74,24 @@ def confirmations(frames_by_seam: dict[int, list[tuple[str, int]]]) -> dict[int,
     }
 
 
+def link(report: SweepReport) -> dict[int, list[str]]:
+    """For each failing seam of a sweep (by index), the labels of the findings it confirms."""
+    failing = {trial.seam for trial in report.failed}
+    frames = {
+        seam.index: [(frame.path, frame.line) for frame in seam.frames]
+        for seam in report.seams
+        if seam.index in failing
+    }
+    return confirmations(frames) if frames else {}
+
+
 def label(finding: Finding) -> str:
     return f"{finding.code} at {Path(finding.location.path).name}:{finding.location.line}"
 
 
 def read_seam_report(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
-    """The failing trials of a `gate seams --format json` report: (description, frames).
+    """The failing trials (neither ok nor accepted) of a `gate seams --format json` report:
+    (description, frames) for each.
 
     Raises ConfigError naming the file when it is not such a report.
     """
@@ -84,7 +100,7 @@ def read_seam_report(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
         seams = {seam["index"]: seam for seam in document["seams"]}
         failing = []
         for trial in document["trials"]:
-            if trial["outcome"] == "ok":
+            if trial["outcome"] == "ok" or trial.get("accepted", False):
                 continue
             seam = seams[trial["seam"]]
             frames = [(frame["path"], frame["line"]) for frame in seam.get("frames", [])]
