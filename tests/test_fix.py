@@ -428,12 +428,8 @@ def test_fixed_runnable_teardowns_pass_every_seam(tmp_path: Path) -> None:
     for name in _runnable_classes():
         reports = []
         for number, module in enumerate((original, fixed)):
-            cls = getattr(module, name)
-
-            async def scenario(workdir: Path, cls=cls) -> None:
-                await cls(workdir).run()
-
             root = tmp_path / f"{name}-{number}"
+            scenario = _run_of(getattr(module, name))
             reports.append(sweep(scenario, check, faults=("cancel", "error"), root=root))
         before, after = (_failures(report) for report in reports)
         # never worse; and where gate fixed the class, no cancel gets through any more (an
@@ -451,6 +447,13 @@ def test_fixed_runnable_teardowns_pass_every_seam(tmp_path: Path) -> None:
         "BareShield",
         "Suppressed",
     } <= set(changed)
+
+
+def _run_of(cls):
+    async def scenario(workdir: Path) -> None:
+        await cls(workdir).run()
+
+    return scenario
 
 
 def _class_was_fixed(result: SourceFixes, source: str, name: str) -> bool:
