@@ -105,6 +105,12 @@ REASONS = {
         "        async with job.lock:\n            job.write_result()\n",
         "is inside the statement the interrupt at line 5 is in",
     ),
+    "the awaited task's own cancel": (
+        "import asyncio\n\nasync def stop(job):\n    try:\n        await job.go()\n"
+        "    finally:\n        job.task.cancel()\n        try:\n            await job.task\n"
+        "        except asyncio.CancelledError:\n            pass\n        job.write_result()\n",
+        "may be that of the task awaited at line 9",
+    ),
     "nothing follows": (
         "async def run(job):\n    try:\n        await job.go()\n    finally:\n"
         "        await job.cleanup()\n",

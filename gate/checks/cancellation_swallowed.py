@@ -70,8 +70,11 @@ The task now ends cancelled where it used to carry on: that is the point, but co
 the swallow (a worker loop inside a teardown) changes behaviour. A `return`, `break` or
 `continue` that leaves the region re-raises the kept cancellation first. There is no fix, and the
 finding says why, when the region yields (the kept cancellation would wait across the `yield`),
-for an `except*` handler (re-raising its group would change what is raised), and for a
-`suppress` that shares its `with` with other context managers.
+for an `except*` handler (re-raising its group would change what is raised), for a
+`suppress` that shares its `with` with other context managers, and when the guarded code awaits
+a task or future rather than a call (`task.cancel(); await task`): the cancellation caught may be
+that task's own, and re-raising it would make the function look cancelled. A coroutine awaited
+through a call can still hand up a child task's cancel; gate cannot see that.
 
 ## Options
 None.

@@ -424,8 +424,25 @@ def keep_handler(handler: CancelHandler, tree: FunctionTree, hold: str) -> Keep:
             f"the handler at line {line} is an `except*` clause: keeping its exception group "
             "would change what is re-raised"
         )
+    guarded = tree.parent(handler.node)
+    if isinstance(guarded, cst.Try):
+        _own_cancel(guarded.body, tree)
     names = exception_names(handler.node.type)
     return Keep(hold, only_cancellation=not all(n in _ONLY_CANCELLATION for n in names))
+
+
+def _own_cancel(body: cst.CSTNode, tree: FunctionTree) -> None:
+    """Raises Unsafe when the guarded code awaits a task or future rather than a call: the
+    cancellation caught may be that task's own (`task.cancel(); await task`), and re-raising it
+    would make this function look cancelled."""
+    for node in own_nodes(body):
+        if isinstance(node, cst.Await) and not isinstance(node.expression, cst.Call):
+            line = tree.span(node).line
+            raise Unsafe(
+                f"the cancellation caught may be that of the task awaited at line {line}, not "
+                "this one's: re-raising it would make this function look cancelled (on Python "
+                "3.11+, re-raise only when `asyncio.current_task().cancelling()`)"
+            )
 
 
 def keep_suppress(
@@ -433,6 +450,7 @@ def keep_suppress(
 ) -> SuppressToTry:
     statement = enclosure.node
     assert isinstance(statement, cst.With)
+    _own_cancel(statement.body, tree)
     item = statement.items[0].item
     if len(statement.items) != 1 or statement.items[0].asname is not None:
         line = tree.span(statement).line
