@@ -126,6 +126,8 @@ class CleanupContexts:
             except BaseException as exc:
                 interrupt = interrupt or exc
         if errors:
+            if interrupt is not None:
+                raise interrupt
             raise errors[0]
         if interrupt is not None:
             raise interrupt
