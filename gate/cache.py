@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import gate
-from gate.analysis.summary import FunctionSummary, ModuleSummary
+from gate.analysis.summary import CallSite, FunctionSummary, ModuleSummary
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
 from gate.filecheck import FileResult
@@ -134,6 +134,7 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
         tuple(sorted(summary.shield_managers)),
         tuple(summary.imports.items()),
         tuple(summary.types.items()),
+        tuple(astuple(site) for site in summary.sites),
     )
 
 
@@ -155,7 +156,7 @@ def _load_answer(row: Any) -> FunctionSummary | bool | None:
 def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
     if row is None:
         return None
-    module, functions, classes, managers, imports, types = row
+    module, functions, classes, managers, imports, types, sites = row
     return ModuleSummary(
         module,
         {name: _function(function) for name, function in functions},  # type: ignore[misc]
@@ -163,6 +164,7 @@ def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
         frozenset(managers),
         dict(imports),
         {tuple(key): made for key, made in types},
+        tuple(CallSite(*site) for site in sites),
     )
 
 

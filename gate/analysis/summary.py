@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
-from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.vocabulary import Vocabulary, name_words
 from gate.astwalk import child_statements
 
 
@@ -41,6 +41,19 @@ class FunctionSummary:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """Where a function may be run from: an awaited call (`shielded` when a shield covers the
+    await, or `asyncio.shield(...)` runs it to completion), or a call or name passed on as an
+    argument (`tg.start_soon(self.close)`, `create_task(self.close())`), never shielded."""
+
+    name: str  # the final name called
+    receiver: str | None  # `self._logger` in `self._logger.cleanup()`; None for a bare name
+    caller: str  # qualname of the function it is in ("" at module level)
+    owner: str  # that function's class qualname ("" outside a class)
+    shielded: bool
+
+
+@dataclass(frozen=True)
 class ModuleSummary:
     """One file's functions and classes, and how its names resolve."""
 
@@ -52,6 +65,7 @@ class ModuleSummary:
     # what `self.name = Cls(...)` in a class's methods, and `name = Cls(...)` in a function,
     # say a name holds: (class or function qualname, name) -> the called name as written
     types: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    sites: tuple[CallSite, ...] = ()
 
 
 def module_name(relative: str) -> str:
@@ -121,6 +135,7 @@ class _Walk:
     cut: bool = False  # a step came after an exposed suspension, off the interrupt's path
     steps: int = 0
     tries: list[int] = field(default_factory=list)
+    awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
 
     def suspend(self, context: _Context) -> None:
         self.suspensions.append(context)
@@ -144,6 +159,8 @@ class _Walk:
         for child in _expression_nodes(node):
             if isinstance(child, ast.Await):
                 self.suspend(context)
+                if isinstance(child.value, ast.Call):
+                    self.awaited.append((child.value, context.shielded))
             elif isinstance(child, ast.Call) and self._is_step(child):
                 self.step(context)
 
@@ -244,11 +261,18 @@ def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
 def summarise_function(
     function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
 ) -> FunctionSummary:
+    return _summarised(function, vocabulary)[0]
+
+
+def _summarised(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
+) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
+    """The function's summary, and its awaited calls with whether a shield covers each."""
     walk = _Walk(vocabulary)
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
-    return FunctionSummary(
+    summary = FunctionSummary(
         suspends=bool(contexts),
         shielded=shielded,
         # with no step of its own, the work is whatever the exposed await does
@@ -256,6 +280,7 @@ def summarise_function(
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
     )
+    return summary, walk.awaited
 
 
 def _shielding(contexts: list[_Context]) -> tuple[bool, tuple[str, ...]]:
@@ -286,6 +311,7 @@ class _ModuleWalk:
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     managers: set[str] = field(default_factory=set)
     types: dict[tuple[str, str], str] = field(default_factory=dict)
+    sites: list[CallSite] = field(default_factory=list)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -314,8 +340,10 @@ class _ModuleWalk:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, owner: str | None
     ) -> None:
         qualname = prefix + node.name
+        awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef):
-            self.functions[qualname] = summarise_function(node, self.vocabulary)
+            self.functions[qualname], awaited = _summarised(node, self.vocabulary)
+        self.sites += call_sites(node, awaited, qualname, owner or "")
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
             self.managers.add(owner)
         for target, made in _assignments(node):
@@ -324,6 +352,48 @@ class _ModuleWalk:
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
         self.walk(node, f"{qualname}.<locals>.", None)
+
+
+def call_sites(
+    node: ast.AST, awaited: list[tuple[ast.Call, bool]], caller: str, owner: str
+) -> tuple[CallSite, ...]:
+    """The places in one function (or a module's top level) that may run another function: its
+    awaited calls, and the calls and names it passes on as arguments."""
+    shielded_by_call = {}
+    for call, shielded in awaited:
+        if _final(call.func) == "shield" and call.args and isinstance(call.args[0], ast.Call):
+            call, shielded = call.args[0], True  # asyncio.shield(f()): f runs to completion
+        shielded_by_call[id(call)] = shielded
+    sites = []
+    for child in _own_nodes(node):
+        if not isinstance(child, ast.Call):
+            continue
+        if id(child) in shielded_by_call:
+            sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
+        for argument in [*child.args, *(keyword.value for keyword in child.keywords)]:
+            passed = argument.func if isinstance(argument, ast.Call) else argument
+            if id(argument) not in shielded_by_call and isinstance(passed, ast.Name | ast.Attribute):
+                sites.append(_site(passed, caller, owner, False))
+    return tuple(sites)
+
+
+def _site(named: ast.expr, caller: str, owner: str, shielded: bool) -> CallSite:
+    if isinstance(named, ast.Attribute):
+        return CallSite(named.attr, dotted(named.value) or "?", caller, owner, shielded)
+    return CallSite(_final(named), None, caller, owner, shielded)
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body (or a module's top level), not entering nested functions
+    or classes."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    pending = list(getattr(node, "body", []))
+    while pending:
+        current = pending.pop()
+        if isinstance(current, nested):
+            continue
+        yield current
+        pending.extend(ast.iter_child_nodes(current))
 
 
 # Methods where a context manager class opens the shielded scope it enters.
@@ -363,6 +433,7 @@ def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) ->
         frozenset(walk.managers),
         walk.imports,
         walk.types,
+        tuple(walk.sites) + call_sites(tree, [], "", ""),
     )
 
 
@@ -372,7 +443,7 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
 # the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
-# shielded scope.
+# shielded scope, "callers" whether every place that runs the caller shields it.
 LookupKey = tuple[str, str, str, str, str]
 Lookup = FunctionSummary | bool | None
 
@@ -393,6 +464,7 @@ class ProjectIndex:
             for start in range(len(parts)):
                 suffixes.setdefault(".".join(parts[start:]), set()).add(name)
         self.by_suffix = {k: next(iter(v)) for k, v in suffixes.items() if len(v) == 1}
+        self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -408,7 +480,61 @@ class ProjectIndex:
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
+        if kind == "callers":
+            return self.shielded_by_callers(module, caller, frozenset())
         return self.callee(module, caller, owner, name)
+
+    def shielded_by_callers(
+        self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
+    ) -> bool:
+        """Does every place in the project that may run this async function shield it (a
+        shielded scope around the await, `asyncio.shield(...)`, or a caller that is itself
+        shielded by every caller)? False when nothing in the project runs it: its callers are
+        elsewhere."""
+        target = module.functions.get(qualname)
+        key = f"{module.module}:{qualname}"
+        if target is None or key in visiting or len(visiting) > 3:
+            return False
+        owner, _, name = qualname.rpartition(".")
+        owner = owner if owner in module.classes else ""
+        runs = [
+            (home, site)
+            for home, site in self._sites_named(name)
+            if self._runs(home, site, owner, target)
+        ]
+        inner = visiting | {key}
+        return bool(runs) and all(
+            site.shielded or self.shielded_by_callers(home, site.caller, inner)
+            for home, site in runs
+        )
+
+    def _sites_named(self, name: str) -> list[tuple[ModuleSummary, CallSite]]:
+        if self._sites is None:
+            self._sites = {}
+            for module in self.modules.values():
+                for site in module.sites:
+                    self._sites.setdefault(site.name, []).append((module, site))
+        return self._sites.get(name, [])
+
+    def _runs(
+        self, home: ModuleSummary, site: CallSite, owner: str, target: FunctionSummary
+    ) -> bool:
+        """May this site run the target (a method of class `owner`, or a function)? Resolved
+        calls decide; a method call on a receiver gate cannot resolve counts when the receiver
+        is named after the class (`task_options.logger.cleanup()` for `TaskLogger.cleanup`) or
+        cannot be named at all (`loggers[0].cleanup()`)."""
+        if site.receiver is None:
+            found = None if owner else self._plain(home, site.caller, site.name)
+            return found is not None and found[1] is target
+        if site.receiver == "?":
+            return bool(owner)
+        found = self._function(home, site.caller, site.owner, f"{site.receiver}.{site.name}")
+        if found is not None:
+            return found[1] is target
+        last = site.receiver.rsplit(".", 1)[-1]
+        if not owner or last in ("self", "cls"):
+            return False
+        return _named_after(name_words(last), name_words(owner.rsplit(".", 1)[-1]))
 
     def callee(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -527,6 +653,13 @@ class ProjectIndex:
         return None
 
 
+def _named_after(receiver: tuple[str, ...], cls: tuple[str, ...]) -> bool:
+    """Is a receiver named after a class: one's words end the other's (`logger` and
+    `TaskLogger`, `run_logger` and `RunLogger`; not `serve_logger` and `RunLogger`)?"""
+    shorter, longer = sorted((receiver, cls), key=len)
+    return bool(shorter) and longer[len(longer) - len(shorter) :] == shorter
+
+
 class ProjectView:
     """One file's window on the index: lookups made for it, remembered with their answers so
     that a cached analysis can be checked against a later index."""
@@ -547,3 +680,6 @@ class ProjectView:
 
     def shields(self, caller: str, owner: str, name: str) -> bool:
         return self._ask(("with", self.module, caller, owner, name)) is True
+
+    def shielded_by_callers(self, qualname: str) -> bool:
+        return self._ask(("callers", self.module, qualname, "", "")) is True

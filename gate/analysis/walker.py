@@ -23,6 +23,7 @@ from gate.analysis.cancellation import (
     catches_only_cancellation,
     opens_shield,
 )
+from gate.analysis.callers import shield_helpers
 from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
 from gate.analysis.facts import (
     Arm,
@@ -54,6 +55,9 @@ class Project(Protocol):
 
     def shields(self, caller: str, owner: str, name: str) -> bool:
         """Does a `with name(...)` open a shielded scope (a project context manager)?"""
+
+    def shielded_by_callers(self, qualname: str) -> bool:
+        """Does every place in the project that runs this function shield it?"""
 
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
@@ -802,6 +806,8 @@ class _Analyser:
             project, owner = self.project, span.class_qualname or ""
             walker.callee = lambda call: project.callee(span.qualname, owner, call)
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
+            if span.is_async and project.shielded_by_callers(span.qualname):
+                walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel)
@@ -862,6 +868,7 @@ class _Analyser:
                 body = self.snippet_of(helper).function.body
                 pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
         self._mark_entered_by_cancel(callers)
+        self.regions = shield_helpers(self.regions, self.links.helper_calls, self.links.def_line)
 
     def _mark_entered_by_cancel(self, callers: dict[str, list[Region]]) -> None:
         decided: dict[int, bool] = {}
@@ -943,6 +950,13 @@ class _Links:
         self.span_of[_key(region)] = span
         self.calls[_key(region)] = calls
         self.by_function.setdefault(span.first_line, []).append(region)
+
+    def helper_calls(self, region: Region) -> list[tuple[cst.CSTNode, int]]:
+        """The awaits of the region that run a helper, with the helper's `def` line."""
+        return [(node, helper.first_line) for node, helper in self.calls[_key(region)]]
+
+    def def_line(self, region: Region) -> int:
+        return self.span_of[_key(region)].first_line
 
     def _helpers(self, region: Region) -> list[FunctionSpan]:
         """The helpers the region awaits, directly or through each other, in the order met."""
