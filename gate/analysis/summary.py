@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
-from gate.analysis.vocabulary import Vocabulary, name_words
+from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
 from gate.astwalk import child_statements
 
 
@@ -30,7 +30,7 @@ class FunctionSummary:
     the cancel lands in). `holds`: every suspension is inside a `try`
     whose cancellation handler keeps the interrupt and does not re-raise it, so it returns
     normally. `shield_managers`: the names of the context managers it relies on for `shielded`,
-    resolved against the project when it is looked up.
+    resolved against the project when it is looked up. `best_effort`: its docstring says so.
     """
 
     suspends: bool
@@ -38,6 +38,7 @@ class FunctionSummary:
     cut_safe: bool
     holds: bool
     shield_managers: tuple[str, ...] = ()
+    best_effort: bool = False  # its docstring calls it best effort
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,7 @@ def _summarised(
         cut_safe=not walk.exposed or (walk.steps > 0 and not walk.cut),
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
+        best_effort=documents_best_effort(ast.get_docstring(function)),
     )
     return summary, walk.awaited
 
@@ -358,22 +360,27 @@ def call_sites(
     node: ast.AST, awaited: list[tuple[ast.Call, bool]], caller: str, owner: str
 ) -> tuple[CallSite, ...]:
     """The places in one function (or a module's top level) that may run another function: its
-    awaited calls, and the calls and names it passes on as arguments."""
+    awaited calls, the calls whose coroutine it hands on (`gather(*(p.stop() for p in ps))`,
+    `return self.stop()`) and the names it passes as arguments (`tg.start_soon(self.stop)`)."""
     shielded_by_call = {}
     for call, shielded in awaited:
         if _final(call.func) == "shield" and call.args and isinstance(call.args[0], ast.Call):
             call, shielded = call.args[0], True  # asyncio.shield(f()): f runs to completion
         shielded_by_call[id(call)] = shielded
+    # a call that is a statement of its own is a plain function's: a coroutine made that way
+    # would never run
+    statements = {id(child.value) for child in _own_nodes(node) if isinstance(child, ast.Expr)}
     sites = []
     for child in _own_nodes(node):
         if not isinstance(child, ast.Call):
             continue
         if id(child) in shielded_by_call:
             sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
+        elif id(child) not in statements and isinstance(child.func, ast.Name | ast.Attribute):
+            sites.append(_site(child.func, caller, owner, False))  # `gather(*(p.stop() ...))`
         for argument in [*child.args, *(keyword.value for keyword in child.keywords)]:
-            passed = argument.func if isinstance(argument, ast.Call) else argument
-            if id(argument) not in shielded_by_call and isinstance(passed, ast.Name | ast.Attribute):
-                sites.append(_site(passed, caller, owner, False))
+            if isinstance(argument, ast.Name | ast.Attribute):
+                sites.append(_site(argument, caller, owner, False))  # `start_soon(self.stop)`
     return tuple(sites)
 
 
@@ -443,7 +450,8 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
 # the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
-# shielded scope, "callers" whether every place that runs the caller shields it.
+# shielded scope, "callers" whether every place that runs the caller shields it, "called"
+# whether any place runs it.
 LookupKey = tuple[str, str, str, str, str]
 Lookup = FunctionSummary | bool | None
 
@@ -482,6 +490,8 @@ class ProjectIndex:
             return located is not None and located[1] in located[0].shield_managers
         if kind == "callers":
             return self.shielded_by_callers(module, caller, frozenset())
+        if kind == "called":
+            return self.called(module, caller)
         return self.callee(module, caller, owner, name)
 
     def shielded_by_callers(
@@ -506,6 +516,19 @@ class ProjectIndex:
         return bool(runs) and all(
             site.shielded or self.shielded_by_callers(home, site.caller, inner)
             for home, site in runs
+        )
+
+    def called(self, module: ModuleSummary, qualname: str) -> bool:
+        """Does any place in the project, other than the function itself, run it?"""
+        target = module.functions.get(qualname)
+        if target is None:
+            return True
+        owner, _, name = qualname.rpartition(".")
+        owner = owner if owner in module.classes else ""
+        return any(
+            self._runs(home, site, owner, target)
+            for home, site in self._sites_named(name)
+            if not (home is module and site.caller == qualname)
         )
 
     def _sites_named(self, name: str) -> list[tuple[ModuleSummary, CallSite]]:
@@ -551,7 +574,7 @@ class ProjectIndex:
                 and located[1] in located[0].shield_managers
                 for m in summary.shield_managers
             )
-            summary = FunctionSummary(summary.suspends, shielded, summary.cut_safe, summary.holds)
+            summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
 
     def _function(
@@ -683,3 +706,6 @@ class ProjectView:
 
     def shielded_by_callers(self, qualname: str) -> bool:
         return self._ask(("callers", self.module, qualname, "", "")) is True
+
+    def called(self, qualname: str) -> bool:
+        return self._ask(("called", self.module, qualname, "", "")) is not False

@@ -129,6 +129,20 @@ def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
 IN_MEMORY_WORDS = frozenset({"bio", "bios", "memory"})
 
 
+# How a docstring says its function is best effort: losing it to a cancel is a loss its authors
+# accept (`a convenience`, but not `a convenience wrapper` of something that matters).
+_BEST_EFFORT_DOC = re.compile(
+    r"\bbest[- ]effort\b|\bnot a correctness\b"
+    r"|\ba convenience\b(?!\s+(?:function|wrapper|method|helper|class|alias))",
+    re.IGNORECASE,
+)
+
+
+def documents_best_effort(docstring: str | None) -> bool:
+    """Does a function's docstring call it best effort?"""
+    return bool(docstring) and _BEST_EFFORT_DOC.search(docstring or "") is not None
+
+
 def name_words(name: str) -> tuple[str, ...]:
     """Split an identifier on underscores and case changes, lower-cased."""
     return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))

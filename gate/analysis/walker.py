@@ -42,7 +42,7 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.analysis.summary import FunctionSummary
-from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.vocabulary import Vocabulary, documents_best_effort
 from gate.config import TeardownConfig
 from gate.model import Severity
 
@@ -58,6 +58,9 @@ class Project(Protocol):
 
     def shielded_by_callers(self, qualname: str) -> bool:
         """Does every place in the project that runs this function shield it?"""
+
+    def called(self, qualname: str) -> bool:
+        """Does any place in the project (other than the function itself) run it?"""
 
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
@@ -312,6 +315,7 @@ class _RegionWalker:
         self.steps: list[CriticalStep] = []
         self.cancel_handlers: list[CancelHandler] = []
         self.raise_after: list[bool] = []
+        self.documented_best_effort = False  # the region's function calls itself best effort
 
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -553,15 +557,24 @@ class _RegionWalker:
         from libcst import matchers
 
         awaited = {dotted_name(node.expression) for node in collect(statement.body).awaits}
+        awaited |= {  # `await asyncio.wait_for(task, 1)`, `await asyncio.shield(task)`
+            dotted_name(_call_args(node.expression)[0])
+            for node in collect(statement.body).awaits
+            if isinstance(node.expression, cst.Call)
+            and final_name(node.expression.func) in ("wait_for", "shield")
+            and _call_args(node.expression)
+        }
         awaited.discard(None)
         if not awaited:
             return False
-        cancelled = {
+        cancel = matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel")))
+        inside = {  # a cancel in the handlers comes after the wait it would explain
+            id(call) for handler in statement.handlers for call in matchers.findall(handler, cancel)
+        }
+        cancelled = {  # cancelled before the await, not in the `try`'s handlers
             dotted_name(call.func.value)  # type: ignore[attr-defined]
-            for call in matchers.findall(
-                self.function_body,
-                matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel"))),
-            )
+            for call in matchers.findall(self.function_body, cancel)
+            if id(call) not in inside
         }
         return bool(awaited & cancelled)
 
@@ -650,9 +663,16 @@ class _RegionWalker:
     def _tier(self, kind: RegionKind, step: CriticalStep) -> Consequence:
         """Judged on real code, a teardown method (close, cleanup, ...) loses in-process state
         or needs a second cancel: its steps are best effort unless they name something outside
-        the process (a sandbox, a subprocess, a lock)."""
+        the process (a sandbox, a subprocess, a lock). So is every step of a function whose
+        docstring calls it best effort, and a step awaiting such a function."""
         if kind is RegionKind.METHOD and not self.vocabulary.external(step.label):
             return Consequence.BEST_EFFORT
+        if self.documented_best_effort or any(
+            (summary := self.callee(point.awaited_call)) is not None and summary.best_effort
+            for point in step.points
+            if point.awaited_call
+        ):
+            return Consequence.BEST_EFFORT  # the code says losing it is acceptable
         return step.consequence
 
     def _resolve(self, point: InterruptPoint) -> InterruptPoint:
@@ -808,10 +828,14 @@ class _Analyser:
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
             if span.is_async and project.shielded_by_callers(span.qualname):
                 walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
+        walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel)
-        region = dataclasses.replace(region, extent=extent or snippet.function)
+        uncalled = kind is RegionKind.METHOD and (
+            self.project is not None and not self.project.called(span.qualname)
+        )
+        region = dataclasses.replace(region, extent=extent or snippet.function, uncalled=uncalled)
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))
         self._register(region, snippet)

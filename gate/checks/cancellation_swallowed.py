@@ -48,8 +48,10 @@ async def run(self):
 ```
 
 Waiting for a task the function has just cancelled (`task.cancel(); try: await task; except
-CancelledError: pass`) is a warning: the handler is there for the child's cancel, and swallows
-the caller's own only when one lands during that wait.
+CancelledError: pass`, or `await asyncio.wait_for(task, 1)`) is a warning: the handler is there
+for the child's cancel, and swallows the caller's own only when one lands during that wait. So is
+a handler in trio/anyio code: a cancelled scope raises again at the next checkpoint, so the
+cancel is delayed rather than lost.
 
 ## Known problems
 Only handlers inside a teardown region are checked: a worker loop's top-level
@@ -173,7 +175,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1f{handler.text}",
                     detail=region.teardown_detail((), locate),
                     severity=Severity.WARNING
-                    if handler.awaits_cancelled_task
+                    if handler.awaits_cancelled_task or analysis.level_triggered
                     else analysis.severity([], region),
                 )
         seen: set[int] = set()
