@@ -168,3 +168,27 @@ async def serve(server):
     finally:
         # ruleid: unshielded-teardown-await
         await server.serve_logger.cleanup()
+
+
+class Resource:
+    async def __aexit__(self, *exc_info):
+        await self.aclose()
+
+
+class ChildProcess(Resource):
+    # Its one explicit caller shields it, but `async with` runs it unshielded through
+    # Resource.__aexit__: every finding stays.
+    async def aclose(self):
+        # ruleid: unshielded-teardown-await
+        await self._stdout.drain()
+        # ruleid: skippable-teardown-step
+        self._child_process.kill()
+
+
+async def reap(children):
+    try:
+        await children.run()
+    finally:
+        with anyio.CancelScope(shield=True):
+            for child_process in children:
+                await child_process.aclose()

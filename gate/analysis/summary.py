@@ -361,7 +361,8 @@ def call_sites(
 ) -> tuple[CallSite, ...]:
     """The places in one function (or a module's top level) that may run another function: its
     awaited calls, the calls whose coroutine it hands on (`gather(*(p.stop() for p in ps))`,
-    `return self.stop()`) and the names it passes as arguments (`tg.start_soon(self.stop)`)."""
+    `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
+    `hooks = (self.stop,)`)."""
     shielded_by_call = {}
     for call, shielded in awaited:
         if _final(call.func) == "shield" and call.args and isinstance(call.args[0], ast.Call):
@@ -370,7 +371,12 @@ def call_sites(
     # a call that is a statement of its own is a plain function's: a coroutine made that way
     # would never run
     statements = {id(child.value) for child in _own_nodes(node) if isinstance(child, ast.Expr)}
-    sites = []
+    sites = [
+        _site(passed, caller, owner, False)
+        for child in _own_nodes(node)
+        for passed in _handed_on(child)
+        if isinstance(passed, ast.Name | ast.Attribute)
+    ]
     for child in _own_nodes(node):
         if not isinstance(child, ast.Call):
             continue
@@ -378,10 +384,21 @@ def call_sites(
             sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
         elif id(child) not in statements and isinstance(child.func, ast.Name | ast.Attribute):
             sites.append(_site(child.func, caller, owner, False))  # `gather(*(p.stop() ...))`
-        for argument in [*child.args, *(keyword.value for keyword in child.keywords)]:
-            if isinstance(argument, ast.Name | ast.Attribute):
-                sites.append(_site(argument, caller, owner, False))  # `start_soon(self.stop)`
     return tuple(sites)
+
+
+def _handed_on(node: ast.AST) -> list[ast.expr]:
+    """The expressions a node hands on as values: call arguments (`start_soon(self.stop)`),
+    assigned and returned values, container elements (`(("mcp", shutdown_sessions),)`)."""
+    if isinstance(node, ast.Call):
+        return [*node.args, *(keyword.value for keyword in node.keywords)]
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return | ast.Yield | ast.NamedExpr):
+        return [node.value] if node.value is not None else []
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return list(node.elts)
+    if isinstance(node, ast.Dict):
+        return list(node.values)
+    return []
 
 
 def _site(named: ast.expr, caller: str, owner: str, shielded: bool) -> CallSite:
@@ -510,7 +527,7 @@ class ProjectIndex:
         runs = [
             (home, site)
             for home, site in self._sites_named(name)
-            if self._runs(home, site, owner, target)
+            if self._runs(home, site, owner, target, module)
         ]
         inner = visiting | {key}
         return bool(runs) and all(
@@ -526,7 +543,7 @@ class ProjectIndex:
         owner, _, name = qualname.rpartition(".")
         owner = owner if owner in module.classes else ""
         return any(
-            self._runs(home, site, owner, target)
+            self._runs(home, site, owner, target, module)
             for home, site in self._sites_named(name)
             if not (home is module and site.caller == qualname)
         )
@@ -539,8 +556,28 @@ class ProjectIndex:
                     self._sites.setdefault(site.name, []).append((module, site))
         return self._sites.get(name, [])
 
+    def _derives(
+        self, module: ModuleSummary, cls: str, base_home: ModuleSummary, base: str, depth: int
+    ) -> bool:
+        """Is class `cls` of `module` the class `base` of `base_home`, or derived from it in
+        the project?"""
+        if module is base_home and cls == base:
+            return True
+        if depth > 5:
+            return False
+        for name in module.classes.get(cls, ()):
+            located = self._class(module, _in_scope(module, cls, name))
+            if located is not None and self._derives(*located, base_home, base, depth + 1):
+                return True
+        return False
+
     def _runs(
-        self, home: ModuleSummary, site: CallSite, owner: str, target: FunctionSummary
+        self,
+        home: ModuleSummary,
+        site: CallSite,
+        owner: str,
+        target: FunctionSummary,
+        target_home: ModuleSummary,
     ) -> bool:
         """May this site run the target (a method of class `owner`, or a function)? Resolved
         calls decide; a method call on a receiver gate cannot resolve counts when the receiver
@@ -551,6 +588,9 @@ class ProjectIndex:
             return found is not None and found[1] is target
         if site.receiver == "?":
             return bool(owner)
+        if site.receiver in ("self", "cls") and site.owner and owner:
+            # `self.aclose()` in a base class runs the override of every subclass
+            return self._derives(target_home, owner, home, site.owner, 0)
         found = self._function(home, site.caller, site.owner, f"{site.receiver}.{site.name}")
         if found is not None:
             return found[1] is target
@@ -674,6 +714,17 @@ class ProjectIndex:
                 qualname = ".".join(target[cut:])
                 return (other, qualname) if qualname in other.classes else None
         return None
+
+
+def _in_scope(module: ModuleSummary, cls: str, name: str) -> str:
+    """A base class name as written in class `cls`, qualified by the nearest enclosing scope
+    that defines it (`outer.<locals>.Base`, `Outer.Base`)."""
+    scope = cls
+    while "." in scope:
+        scope = scope.rsplit(".", 1)[0]
+        if f"{scope}.{name}" in module.classes:
+            return f"{scope}.{name}"
+    return name
 
 
 def _named_after(receiver: tuple[str, ...], cls: tuple[str, ...]) -> bool:
