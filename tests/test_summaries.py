@@ -293,3 +293,40 @@ def test_teardown_method_nothing_calls_is_a_warning(in_tmp: Path, capsys) -> Non
     found = _findings(capsys, "--no-cache", ".")
     assert ("GATE100", 7, "warning") in found  # Browser.close: nothing in the project calls it
     assert ("GATE100", 13, "error") in found  # Shell.shutdown: serve() runs it
+    # a file named alone (pre-commit) leaves its callers unread: no tier from them
+    found = _findings(capsys, "--no-cache", "tools.py")
+    assert ("GATE100", 7, "error") in found
+
+
+SHIELDED_BY_CALLER = """\
+import anyio
+
+
+class RunLogger:
+    async def cleanup(self):
+        await self._flush_lock.acquire()
+        self._sandbox.remove()
+"""
+
+RUNS_IT_SHIELDED = """\
+import anyio
+
+
+async def run_tasks(tasks):
+    try:
+        await tasks.start()
+    finally:
+        with anyio.CancelScope(shield=True):
+            for task in tasks:
+                await task.run_logger.cleanup()
+"""
+
+
+def test_shielded_by_every_caller_needs_the_callers_read(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "logger.py", SHIELDED_BY_CALLER)
+    write(in_tmp / "pkg" / "runner.py", RUNS_IT_SHIELDED)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    named = _findings(capsys, "--no-cache", "pkg/logger.py")
+    assert ("GATE100", 7, "error") in named  # its caller is not read: the finding stays

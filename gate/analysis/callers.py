@@ -37,18 +37,24 @@ def shield_helpers(
     while changed:
         changed = False
         for index, region in enumerate(regions):
-            if region.kind is not RegionKind.HELPER or _all_shielded(region):
-                continue
-            awaits = [
-                _point(caller, node)
-                for caller in regions
-                for node, line in helper_calls(caller)
-                if line == def_line(region)
-            ]
-            if awaits and all(point is not None and point.shielded for point in awaits):
-                regions[index] = shielded(region)
-                changed = True
+            if region.kind is RegionKind.HELPER and not _all_shielded(region):
+                awaits = _awaiting_points(regions, helper_calls, def_line(region))
+                if awaits and all(point is not None and point.shielded for point in awaits):
+                    regions[index] = shielded(region)
+                    changed = True
     return regions
+
+
+def _awaiting_points(
+    regions: list[Region], helper_calls: HelperCalls, line: int
+) -> list[InterruptPoint | None]:
+    """The points of the module's regions that await the helper defined at `line`."""
+    return [
+        _point(caller, node)
+        for caller in regions
+        for node, called in helper_calls(caller)
+        if called == line
+    ]
 
 
 def _all_shielded(region: Region) -> bool:

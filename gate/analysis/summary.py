@@ -363,28 +363,33 @@ def call_sites(
     awaited calls, the calls whose coroutine it hands on (`gather(*(p.stop() for p in ps))`,
     `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
     `hooks = (self.stop,)`)."""
-    shielded_by_call = {}
-    for call, shielded in awaited:
-        if _final(call.func) == "shield" and call.args and isinstance(call.args[0], ast.Call):
-            call, shielded = call.args[0], True  # asyncio.shield(f()): f runs to completion
-        shielded_by_call[id(call)] = shielded
+    shielded_by_call = _shielded_by_call(awaited)
     # a call that is a statement of its own is a plain function's: a coroutine made that way
     # would never run
     statements = {id(child.value) for child in _own_nodes(node) if isinstance(child, ast.Expr)}
-    sites = [
-        _site(passed, caller, owner, False)
-        for child in _own_nodes(node)
-        for passed in _handed_on(child)
-        if isinstance(passed, ast.Name | ast.Attribute)
-    ]
+    sites = []
     for child in _own_nodes(node):
-        if not isinstance(child, ast.Call):
+        for passed in _handed_on(child):
+            if isinstance(passed, ast.Name | ast.Attribute):
+                sites.append(_site(passed, caller, owner, False))
+        if not isinstance(child, ast.Call) or not isinstance(child.func, ast.Name | ast.Attribute):
             continue
         if id(child) in shielded_by_call:
             sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
-        elif id(child) not in statements and isinstance(child.func, ast.Name | ast.Attribute):
-            sites.append(_site(child.func, caller, owner, False))  # `gather(*(p.stop() ...))`
+        elif id(child) not in statements:
+            sites.append(_site(child.func, caller, owner, False))
     return tuple(sites)
+
+
+def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
+    """Whether a shield covers each awaited call, by id; `await asyncio.shield(f())` shields
+    f(), which runs to completion."""
+    found = {}
+    for call, shielded in awaited:
+        if _final(call.func) == "shield" and call.args and isinstance(call.args[0], ast.Call):
+            call, shielded = call.args[0], True
+        found[id(call)] = shielded
+    return found
 
 
 def _handed_on(node: ast.AST) -> list[ast.expr]:
@@ -481,7 +486,10 @@ class ProjectIndex:
     that suffix is unique.
     """
 
-    def __init__(self, modules: list[ModuleSummary]) -> None:
+    def __init__(self, modules: list[ModuleSummary], callers_known: bool = True) -> None:
+        # whether the run sees the callers: false when it was given single files (pre-commit),
+        # whose callers live in files it does not read; caller facts then stay conservative
+        self.callers_known = callers_known
         self.modules = {module.module: module for module in modules}
         suffixes: dict[str, set[str]] = {}
         for name in self.modules:
@@ -506,9 +514,9 @@ class ProjectIndex:
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
         if kind == "callers":
-            return self.shielded_by_callers(module, caller, frozenset())
+            return self.callers_known and self.shielded_by_callers(module, caller, frozenset())
         if kind == "called":
-            return self.called(module, caller)
+            return not self.callers_known or self.called(module, caller)
         return self.callee(module, caller, owner, name)
 
     def shielded_by_callers(
@@ -591,10 +599,15 @@ class ProjectIndex:
         if site.receiver in ("self", "cls") and site.owner and owner:
             # `self.aclose()` in a base class runs the override of every subclass
             return self._derives(target_home, owner, home, site.owner, 0)
+        return self._runs_on_receiver(home, site, owner, target)
+
+    def _runs_on_receiver(
+        self, home: ModuleSummary, site: CallSite, owner: str, target: FunctionSummary
+    ) -> bool:
         found = self._function(home, site.caller, site.owner, f"{site.receiver}.{site.name}")
         if found is not None:
             return found[1] is target
-        last = site.receiver.rsplit(".", 1)[-1]
+        last = (site.receiver or "").rsplit(".", 1)[-1]
         if not owner or last in ("self", "cls"):
             return False
         return _named_after(name_words(last), name_words(owner.rsplit(".", 1)[-1]))

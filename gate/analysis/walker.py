@@ -18,12 +18,12 @@ from typing import Protocol
 
 import libcst as cst
 
+from gate.analysis.callers import shield_helpers
 from gate.analysis.cancellation import (
     catches_cancellation,
     catches_only_cancellation,
     opens_shield,
 )
-from gate.analysis.callers import shield_helpers
 from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
 from gate.analysis.facts import (
     Arm,
@@ -207,6 +207,23 @@ def _unconditional_raise(body: cst.BaseSuite) -> bool:
         ):
             return True
     return False
+
+
+def _awaited_names(body: cst.CSTNode) -> set[str]:
+    """The dotted names a body awaits, directly or through `asyncio.wait_for(task, 1)` or
+    `asyncio.shield(task)`."""
+    names = set()
+    for node in collect(body).awaits:
+        expression = node.expression
+        if isinstance(expression, cst.Call) and final_name(expression.func) in _WAITS_ON_ARGUMENT:
+            arguments = _call_args(expression)
+            expression = arguments[0] if arguments else expression
+        names.add(dotted_name(expression))
+    names.discard(None)
+    return names  # type: ignore[return-value]
+
+
+_WAITS_ON_ARGUMENT = frozenset({"wait_for", "shield"})
 
 
 def statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -556,15 +573,7 @@ class _RegionWalker:
         """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
         from libcst import matchers
 
-        awaited = {dotted_name(node.expression) for node in collect(statement.body).awaits}
-        awaited |= {  # `await asyncio.wait_for(task, 1)`, `await asyncio.shield(task)`
-            dotted_name(_call_args(node.expression)[0])
-            for node in collect(statement.body).awaits
-            if isinstance(node.expression, cst.Call)
-            and final_name(node.expression.func) in ("wait_for", "shield")
-            and _call_args(node.expression)
-        }
-        awaited.discard(None)
+        awaited = _awaited_names(statement.body)
         if not awaited:
             return False
         cancel = matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel")))

@@ -67,7 +67,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis
+from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis, Region
 from gate.model import Family, Finding, Related, Severity
 from gate.rule import Locate, Rule
 
@@ -164,6 +164,14 @@ def _names_read_outside(function_body: cst.CSTNode, skip: cst.CSTNode) -> set[st
     return names
 
 
+def _handler_severity(analysis: ModuleAnalysis, handler: CancelHandler, region: Region) -> Severity:
+    """A warning when the handler waits for a task the function just cancelled, or when a
+    cancelled trio/anyio scope will raise again at the next checkpoint."""
+    if handler.awaits_cancelled_task or analysis.level_triggered:
+        return Severity.WARNING
+    return analysis.severity([], region)
+
+
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for handler in region.cancel_handlers:
@@ -174,9 +182,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
                     detail=region.teardown_detail((), locate),
-                    severity=Severity.WARNING
-                    if handler.awaits_cancelled_task or analysis.level_triggered
-                    else analysis.severity([], region),
+                    severity=_handler_severity(analysis, handler, region),
                 )
         seen: set[int] = set()
         for point in region.points:
