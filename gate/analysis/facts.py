@@ -204,6 +204,7 @@ class Region:
     # a teardown method (by its name) that nothing in the checked project runs: whether a cancel
     # reaches it depends on callers gate does not see
     uncalled: bool = False
+    body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
     # The code the region spans, its header included: the `finally:` block, the handler, or the
     # whole function for a region that is a function's body.

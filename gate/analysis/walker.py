@@ -647,6 +647,7 @@ class _RegionWalker:
         origin: str,
         function_lines: tuple[int, int],
         entered_by_cancel: bool = False,
+        body: cst.BaseSuite | None = None,
     ) -> Region:
         """The region's facts, each interrupt point marked guarded/shielded."""
         resolved = {id(point): self._resolve(point) for point in self.points}
@@ -667,6 +668,7 @@ class _RegionWalker:
             steps=steps,
             cancel_handlers=tuple(self.cancel_handlers),
             entered_by_cancel=entered_by_cancel,
+            body=body,
         )
 
     def _tier(self, kind: RegionKind, step: CriticalStep) -> Consequence:
@@ -840,7 +842,7 @@ class _Analyser:
         walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
-        region = walker.region(kind, span.qualname, origin, lines, by_cancel)
+        region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
         uncalled = kind is RegionKind.METHOD and (
             self.project is not None and not self.project.called(span.qualname)
         )
