@@ -134,7 +134,7 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
         tuple(sorted(summary.shield_managers)),
         tuple(summary.imports.items()),
         tuple(summary.types.items()),
-        tuple(astuple(site) for site in summary.sites),
+        tuple(tuple(site) for site in summary.sites),
     )
 
 
@@ -164,7 +164,7 @@ def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
         frozenset(managers),
         dict(imports),
         {tuple(key): made for key, made in types},
-        tuple(CallSite(*site) for site in sites),
+        tuple(map(CallSite._make, sites)),
     )
 
 

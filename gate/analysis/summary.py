@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
@@ -41,8 +42,7 @@ class FunctionSummary:
     best_effort: bool = False  # its docstring calls it best effort
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):
     """Where a function may be run from: an awaited call (`shielded` when a shield covers the
     await, or `asyncio.shield(...)` runs it to completion), or a call or name passed on as an
     argument (`tg.start_soon(self.close)`, `create_task(self.close())`), never shielded."""
@@ -498,6 +498,8 @@ class ProjectIndex:
                 suffixes.setdefault(".".join(parts[start:]), set()).add(name)
         self.by_suffix = {k: next(iter(v)) for k, v in suffixes.items() if len(v) == 1}
         self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
+        self._shielded: frozenset[str] | None = None
+        self._caller_answers: dict[LookupKey, bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -513,11 +515,16 @@ class ProjectIndex:
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
-        if kind == "callers":
-            return self.callers_known and self.shielded_by_callers(module, caller, frozenset())
-        if kind == "called":
-            return not self.callers_known or self.called(module, caller)
+        if kind in ("callers", "called"):
+            if key not in self._caller_answers:  # asked again by every file on a warm run
+                self._caller_answers[key] = self._caller_fact(kind, module, caller)
+            return self._caller_answers[key]
         return self.callee(module, caller, owner, name)
+
+    def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
+        if kind == "callers":
+            return self.callers_known and self.shielded_by_callers(module, qualname, frozenset())
+        return not self.callers_known or self.called(module, qualname)
 
     def shielded_by_callers(
         self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
@@ -528,20 +535,28 @@ class ProjectIndex:
         elsewhere."""
         target = module.functions.get(qualname)
         key = f"{module.module}:{qualname}"
-        if target is None or key in visiting or len(visiting) > 3:
+        # no shielded call of that name anywhere: nothing to resolve
+        shielded_name = qualname.rpartition(".")[2] in self._shielded_names()
+        if target is None or key in visiting or len(visiting) > 3 or not shielded_name:
             return False
-        owner, _, name = qualname.rpartition(".")
-        owner = owner if owner in module.classes else ""
-        runs = [
-            (home, site)
-            for home, site in self._sites_named(name)
-            if self._runs(home, site, owner, target, module)
-        ]
+        runs = self._runners(module, qualname, target)
         inner = visiting | {key}
         return bool(runs) and all(
             site.shielded or self.shielded_by_callers(home, site.caller, inner)
             for home, site in runs
         )
+
+    def _runners(
+        self, module: ModuleSummary, qualname: str, target: FunctionSummary
+    ) -> list[tuple[ModuleSummary, CallSite]]:
+        """The sites (with their modules) that may run the function."""
+        owner, _, name = qualname.rpartition(".")
+        owner = owner if owner in module.classes else ""
+        return [
+            (home, site)
+            for home, site in self._sites_named(name)
+            if self._runs(home, site, owner, target, module)
+        ]
 
     def called(self, module: ModuleSummary, qualname: str) -> bool:
         """Does any place in the project, other than the function itself, run it?"""
@@ -563,6 +578,16 @@ class ProjectIndex:
                 for site in module.sites:
                     self._sites.setdefault(site.name, []).append((module, site))
         return self._sites.get(name, [])
+
+    def _shielded_names(self) -> frozenset[str]:
+        if self._shielded is None:
+            self._shielded = frozenset(
+                site.name
+                for module in self.modules.values()
+                for site in module.sites
+                if site.shielded
+            )
+        return self._shielded
 
     def _derives(
         self, module: ModuleSummary, cls: str, base_home: ModuleSummary, base: str, depth: int
