@@ -532,7 +532,9 @@ class ProjectIndex:
         """Does every place in the project that may run this async function shield it (a
         shielded scope around the await, `asyncio.shield(...)`, or a caller that is itself
         shielded by every caller)? False when nothing in the project runs it: its callers are
-        elsewhere."""
+        elsewhere. Only names that some shielded call in the project has are resolved (a warm
+        run asks this for every region): a function reached only through callers that are
+        shielded by their own callers is not recognised, which keeps its findings."""
         target = module.functions.get(qualname)
         key = f"{module.module}:{qualname}"
         # no shielded call of that name anywhere: nothing to resolve
