@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import gate
-from gate.analysis.summary import FunctionSummary, ModuleSummary
+from gate.analysis.summary import CallSite, FunctionSummary, ModuleSummary
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
 from gate.filecheck import FileResult
@@ -134,14 +134,17 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
         tuple(sorted(summary.shield_managers)),
         tuple(summary.imports.items()),
         tuple(summary.types.items()),
+        tuple(tuple(site) for site in summary.sites),
     )
 
 
 def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
     if row is None:
         return None
-    suspends, shielded, cut_safe, holds, managers, steps_cut = row
-    return FunctionSummary(suspends, shielded, cut_safe, holds, tuple(managers), steps_cut)
+    suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort = row
+    return FunctionSummary(
+        suspends, shielded, cut_safe, holds, tuple(managers), steps_cut, best_effort
+    )
 
 
 def _dump_answer(answer: FunctionSummary | bool | None) -> Any:
@@ -155,7 +158,7 @@ def _load_answer(row: Any) -> FunctionSummary | bool | None:
 def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
     if row is None:
         return None
-    module, functions, classes, managers, imports, types = row
+    module, functions, classes, managers, imports, types, sites = row
     return ModuleSummary(
         module,
         {name: _function(function) for name, function in functions},  # type: ignore[misc]
@@ -163,6 +166,7 @@ def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
         frozenset(managers),
         dict(imports),
         {tuple(key): made for key, made in types},
+        tuple(map(CallSite._make, sites)),
     )
 
 

@@ -126,11 +126,13 @@ def file_results(
     settings: GateConfig,
     options: RunOptions,
     teardown: bool = True,
+    callers_known: bool = True,
 ) -> list[FileResult]:
     """The result of every file, in order. The first stage comes from the cache (in `root`)
     where the bytes are unchanged; then, when `teardown`, the teardown stage runs on the files
     that need it against the summaries of every file, reusing a cached analysis while the
-    summaries it consulted are unchanged."""
+    summaries it consulted are unchanged. `callers_known`: the files are whole directories, so
+    the callers of their functions are among them (not so for single files named)."""
     cache = ResultCache(root, settings, enabled=options.cache)
     progress = iter(range(1, len(files) + 1))
 
@@ -141,7 +143,10 @@ def file_results(
     results, keys = _first_stages(files, settings, options, cache, done)
     if teardown:
         imported = _imported_summaries(files, results, root, settings, options, cache)
-        _teardown_stages(files, results, keys, settings, options, cache, imported)
+        index = ProjectIndex(
+            [r.summary for r in results if r.summary is not None] + imported, callers_known
+        )
+        _teardown_stages(files, results, keys, settings, options, cache, index)
     cache.save()
     return results
 
@@ -211,11 +216,10 @@ def _teardown_stages(
     settings: GateConfig,
     options: RunOptions,
     cache: ResultCache,
-    imported: list[ModuleSummary],
+    index: ProjectIndex,
 ) -> None:
     """Fill in every result's teardown findings: analysed again where the file needs it and
     the cached analysis consulted summaries that have changed."""
-    index = ProjectIndex([r.summary for r in results if r.summary is not None] + imported)
     stale = [i for i, r in enumerate(results) if r.needs_teardown and not still_valid(r, index)]
     jobs = [_Job(files[i], settings, None) for i in stale]
     computed = _compute(_teardown_stage, jobs, options, lambda: None, index)

@@ -78,13 +78,16 @@ def _discover(paths: Sequence[Path], loaded: LoadedConfig) -> Discovered:
 
 
 def _file_stage(
-    discovered: Discovered, loaded: LoadedConfig, options: RunOptions, teardown: bool
+    discovered: Discovered,
+    loaded: LoadedConfig,
+    options: RunOptions,
+    teardown: bool,
+    callers_known: bool = True,
 ) -> _FileStage:
     stage = _FileStage(excluded=discovered.excluded)
     files = discovered.files
-    for source, result in zip(
-        files, file_results(files, loaded.root, loaded.settings, options, teardown), strict=True
-    ):
+    results = file_results(files, loaded.root, loaded.settings, options, teardown, callers_known)
+    for source, result in zip(files, results, strict=True):
         stage.findings.extend(result.all_findings)
         stage.noqa[source.relative] = result.noqa
         if result.summary is not None:
@@ -136,7 +139,9 @@ def survey(
     options = options or RunOptions()
     discovered = _discover(paths, loaded)
     ruff = RuffRun.start(discovered.files, loaded.root, options.cache) if chosen.ruff else None
-    stage = _file_stage(discovered, loaded, options, teardown=True)
+    # single files named (pre-commit) leave their callers unread: no caller facts then
+    callers_known = all(path.is_dir() for path in paths)
+    stage = _file_stage(discovered, loaded, options, teardown=True, callers_known=callers_known)
     findings = list(stage.findings)
     if project_rules:
         findings += _project_findings(stage, paths, loaded, chosen, base)

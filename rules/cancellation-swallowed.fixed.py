@@ -160,3 +160,35 @@ class WaitsForTheTaskItCancelled:
         # ruleid: cancellation-swallowed
         except asyncio.CancelledError:
             pass
+
+
+class WaitsWithATimeoutForTheTaskItCancelled:
+    # The same wait through wait_for: a warning.
+    async def shutdown(self):
+        self._reader.cancel()
+        interrupt: BaseException | None = None
+        try:
+            await asyncio.wait_for(self._reader, 1.0)
+        # ruleid: cancellation-swallowed
+        except (asyncio.TimeoutError, asyncio.CancelledError) as error:
+            if not isinstance(error, Exception):
+                interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+
+class TreatsTheCallersCancelAsATimeout:
+    # An error: the task is cancelled only in the handler, after the caller's cancel was taken
+    # for a timeout.
+    async def cleanup(self):
+        interrupt: BaseException | None = None
+        for task in self._readers:
+            try:
+                await asyncio.wait_for(task, timeout=1.0)
+            # ruleid: cancellation-swallowed
+            except (asyncio.TimeoutError, asyncio.CancelledError) as error:
+                task.cancel()
+                if not isinstance(error, Exception):
+                    interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt

@@ -145,3 +145,26 @@ class WaitsForTheTaskItCancelled:
         # ruleid: cancellation-swallowed
         except asyncio.CancelledError:
             pass
+
+
+class WaitsWithATimeoutForTheTaskItCancelled:
+    # The same wait through wait_for: a warning.
+    async def shutdown(self):
+        self._reader.cancel()
+        try:
+            await asyncio.wait_for(self._reader, 1.0)
+        # ruleid: cancellation-swallowed
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+
+
+class TreatsTheCallersCancelAsATimeout:
+    # An error: the task is cancelled only in the handler, after the caller's cancel was taken
+    # for a timeout.
+    async def cleanup(self):
+        for task in self._readers:
+            try:
+                await asyncio.wait_for(task, timeout=1.0)
+            # ruleid: cancellation-swallowed
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                task.cancel()

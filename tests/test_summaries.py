@@ -194,3 +194,139 @@ def test_a_region_entered_by_the_cancel_itself(
     write(in_tmp / "job.py", CANCEL_ONLY.format(imports=imports, cancelled=cancelled))
     found = _findings(capsys, "--no-cache", "job.py")
     assert ("GATE100", 9, severity) in found
+
+
+SWALLOWS = """\
+import asyncio
+
+
+class Job:
+    async def shutdown(self):
+        self._reader.cancel()
+        try:
+            await asyncio.wait_for(self._reader, 1.0)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+
+    async def cleanup(self):
+        try:
+            await asyncio.wait_for(self._task, timeout=1.0)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self._task.cancel()
+
+
+async def main(job):
+    await job.shutdown()
+    await job.cleanup()
+"""
+
+
+def test_swallowed_cancel_tiers(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "job.py", SWALLOWS)
+    found = _findings(capsys, "--no-cache", "job.py")
+    # the wait for a task it has just cancelled: a warning
+    assert ("GATE103", 9, "warning") in found
+    # the caller's cancel taken for a timeout, the task cancelled only afterwards: an error
+    assert ("GATE103", 15, "error") in found
+    # trio/anyio: the cancelled scope raises again at the next checkpoint, the cancel is delayed
+    write(in_tmp / "job.py", "import anyio\n" + SWALLOWS)
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert ("GATE103", 16, "warning") in found
+
+
+BEST_EFFORT_DOC = """\
+async def flush_idle(states):
+    \"\"\"Flush idle tasks' samples. Failures are logged: this is a convenience, redone at
+    finalisation.\"\"\"
+    for state in states:
+        await state.flush_samples()
+
+
+async def flush_all(states):
+    \"\"\"Flush every task's samples.\"\"\"
+    for state in states:
+        await state.flush_samples()
+
+
+class Gate:
+    async def __aexit__(self, *exc_info):
+        await self._semaphore.release()
+        await flush_idle(self.states)
+        await self._semaphore.release()
+        await flush_all(self.states)
+"""
+
+
+def test_documented_best_effort_is_a_warning(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "gate_.py", BEST_EFFORT_DOC)
+    found = _findings(capsys, "--no-cache", "gate_.py")
+    assert ("GATE100", 5, "warning") in found  # its own docstring calls it a convenience
+    assert ("GATE100", 11, "error") in found  # the same step in a function that does not
+    assert ("GATE100", 17, "warning") in found  # awaiting the documented function
+    assert ("GATE100", 19, "error") in found
+
+
+TEARDOWN_METHODS = """\
+class Browser:
+    async def close(self):
+        await self._page.close()
+        self._driver_process.kill()
+
+
+class Shell:
+    async def shutdown(self):
+        await self._pty.drain()
+        self._shell_process.kill()
+
+
+async def serve(shells):
+    try:
+        await shells.run()
+    finally:
+        await asyncio.gather(*(shell.shutdown() for shell in shells))
+"""
+
+
+def test_teardown_method_nothing_calls_is_a_warning(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "tools.py", "import asyncio\n\n\n" + TEARDOWN_METHODS)
+    found = _findings(capsys, "--no-cache", ".")
+    assert ("GATE100", 7, "warning") in found  # Browser.close: nothing in the project calls it
+    assert ("GATE100", 13, "error") in found  # Shell.shutdown: serve() runs it
+    # a file named alone (pre-commit) leaves its callers unread: no tier from them
+    found = _findings(capsys, "--no-cache", "tools.py")
+    assert ("GATE100", 7, "error") in found
+
+
+SHIELDED_BY_CALLER = """\
+import anyio
+
+
+class RunLogger:
+    async def cleanup(self):
+        await self._flush_lock.acquire()
+        self._sandbox.remove()
+"""
+
+RUNS_IT_SHIELDED = """\
+import anyio
+
+
+async def run_tasks(tasks):
+    try:
+        await tasks.start()
+    finally:
+        with anyio.CancelScope(shield=True):
+            for task in tasks:
+                await task.run_logger.cleanup()
+"""
+
+
+def test_shielded_by_every_caller_needs_the_callers_read(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "logger.py", SHIELDED_BY_CALLER)
+    write(in_tmp / "pkg" / "runner.py", RUNS_IT_SHIELDED)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    named = _findings(capsys, "--no-cache", "pkg/logger.py")
+    assert ("GATE100", 7, "error") in named  # its caller is not read: the finding stays

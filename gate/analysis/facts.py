@@ -206,6 +206,9 @@ class Region:
     # entered only because a cancel already landed: a cancellation handler, or a helper awaited
     # from one (on asyncio, cutting it short needs a second cancel)
     entered_by_cancel: bool = False
+    # a teardown method (by its name) that nothing in the checked project runs: whether a cancel
+    # reaches it depends on callers gate does not see
+    uncalled: bool = False
     body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
     # The code the region spans, its header included: the `finally:` block, the handler, or the
@@ -322,9 +325,12 @@ class ModuleAnalysis:
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.
-        On asyncio a region entered by a cancel can be cut only by a second cancel: a warning.
+        On asyncio a region entered by a cancel can be cut only by a second cancel: a warning; so
+        is a finding in a teardown method nothing in the project calls.
         """
         if region is not None and region.entered_by_cancel and not self.level_triggered:
+            return Severity.WARNING
+        if region is not None and region.uncalled:
             return Severity.WARNING
 
         return self.tiers.of(consequences, self.in_tests)

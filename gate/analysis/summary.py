@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
-from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
 from gate.astwalk import child_statements
 
 
@@ -30,7 +31,7 @@ class FunctionSummary:
     the cancel lands in). `holds`: every suspension is inside a `try`
     whose cancellation handler keeps the interrupt and does not re-raise it, so it returns
     normally. `shield_managers`: the names of the context managers it relies on for `shielded`,
-    resolved against the project when it is looked up.
+    resolved against the project when it is looked up. `best_effort`: its docstring says so.
     """
 
     suspends: bool
@@ -41,6 +42,19 @@ class FunctionSummary:
     # a step of its own comes after a suspension (in an earlier statement) a cancel can land
     # in, off the interrupt's path: the work it does after that suspension is lost
     steps_cut: bool = False
+    best_effort: bool = False  # its docstring calls it best effort
+
+
+class CallSite(NamedTuple):
+    """Where a function may be run from: an awaited call (`shielded` when a shield covers the
+    await, or `asyncio.shield(...)` runs it to completion), or a call or name passed on as an
+    argument (`tg.start_soon(self.close)`, `create_task(self.close())`), never shielded."""
+
+    name: str  # the final name called
+    receiver: str | None  # `self._logger` in `self._logger.cleanup()`; None for a bare name
+    caller: str  # qualname of the function it is in ("" at module level)
+    owner: str  # that function's class qualname ("" outside a class)
+    shielded: bool
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,7 @@ class ModuleSummary:
     # what `self.name = Cls(...)` in a class's methods, and `name = Cls(...)` in a function,
     # say a name holds: (class or function qualname, name) -> the called name as written
     types: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    sites: tuple[CallSite, ...] = ()
 
 
 def module_name(relative: str) -> str:
@@ -128,6 +143,7 @@ class _Walk:
     # callee's business), off the interrupt's path
     cut_later: bool = False
     exposed_earlier: bool = False
+    awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
 
     def suspend(self, context: _Context) -> None:
         self.suspensions.append(context)
@@ -152,6 +168,8 @@ class _Walk:
         for child in _expression_nodes(node):
             if isinstance(child, ast.Await):
                 self.suspend(context)
+                if isinstance(child.value, ast.Call):
+                    self.awaited.append((child.value, context.shielded))
             elif isinstance(child, ast.Call) and self._is_step(child):
                 self.step(context)
 
@@ -253,11 +271,18 @@ def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
 def summarise_function(
     function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
 ) -> FunctionSummary:
+    return _summarised(function, vocabulary)[0]
+
+
+def _summarised(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
+) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
+    """The function's summary, and its awaited calls with whether a shield covers each."""
     walk = _Walk(vocabulary)
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
-    return FunctionSummary(
+    summary = FunctionSummary(
         suspends=bool(contexts),
         shielded=shielded,
         # with no step of its own, the work is whatever the exposed await does
@@ -265,7 +290,9 @@ def summarise_function(
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
         steps_cut=walk.cut_later,
+        best_effort=documents_best_effort(ast.get_docstring(function)),
     )
+    return summary, walk.awaited
 
 
 def _shielding(contexts: list[_Context]) -> tuple[bool, tuple[str, ...]]:
@@ -296,6 +323,7 @@ class _ModuleWalk:
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     managers: set[str] = field(default_factory=set)
     types: dict[tuple[str, str], str] = field(default_factory=dict)
+    sites: list[CallSite] = field(default_factory=list)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -324,8 +352,10 @@ class _ModuleWalk:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, owner: str | None
     ) -> None:
         qualname = prefix + node.name
+        awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef):
-            self.functions[qualname] = summarise_function(node, self.vocabulary)
+            self.functions[qualname], awaited = _summarised(node, self.vocabulary)
+        self.sites += call_sites(node, awaited, qualname, owner or "")
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
             self.managers.add(owner)
         for target, made in _assignments(node):
@@ -334,6 +364,75 @@ class _ModuleWalk:
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
         self.walk(node, f"{qualname}.<locals>.", None)
+
+
+def call_sites(
+    node: ast.AST, awaited: list[tuple[ast.Call, bool]], caller: str, owner: str
+) -> tuple[CallSite, ...]:
+    """The places in one function (or a module's top level) that may run another function: its
+    awaited calls, the calls whose coroutine it hands on (`gather(*(p.stop() for p in ps))`,
+    `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
+    `hooks = (self.stop,)`)."""
+    shielded_by_call = _shielded_by_call(awaited)
+    # a call that is a statement of its own is a plain function's: a coroutine made that way
+    # would never run
+    statements = {id(child.value) for child in _own_nodes(node) if isinstance(child, ast.Expr)}
+    sites = []
+    for child in _own_nodes(node):
+        for passed in _handed_on(child):
+            if isinstance(passed, ast.Name | ast.Attribute):
+                sites.append(_site(passed, caller, owner, False))
+        if not isinstance(child, ast.Call) or not isinstance(child.func, ast.Name | ast.Attribute):
+            continue
+        if id(child) in shielded_by_call:
+            sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
+        elif id(child) not in statements:
+            sites.append(_site(child.func, caller, owner, False))
+    return tuple(sites)
+
+
+def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
+    """Whether a shield covers each awaited call, by id; `await asyncio.shield(f())` shields
+    f(), which runs to completion."""
+    found = {}
+    for call, shielded in awaited:
+        if _final(call.func) == "shield" and call.args and isinstance(call.args[0], ast.Call):
+            call, shielded = call.args[0], True
+        found[id(call)] = shielded
+    return found
+
+
+def _handed_on(node: ast.AST) -> list[ast.expr]:
+    """The expressions a node hands on as values: call arguments (`start_soon(self.stop)`),
+    assigned and returned values, container elements (`(("mcp", shutdown_sessions),)`)."""
+    if isinstance(node, ast.Call):
+        return [*node.args, *(keyword.value for keyword in node.keywords)]
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return | ast.Yield | ast.NamedExpr):
+        return [node.value] if node.value is not None else []
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return list(node.elts)
+    if isinstance(node, ast.Dict):
+        return list(node.values)
+    return []
+
+
+def _site(named: ast.expr, caller: str, owner: str, shielded: bool) -> CallSite:
+    if isinstance(named, ast.Attribute):
+        return CallSite(named.attr, dotted(named.value) or "?", caller, owner, shielded)
+    return CallSite(_final(named), None, caller, owner, shielded)
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body (or a module's top level), not entering nested functions
+    or classes."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    pending = list(getattr(node, "body", []))
+    while pending:
+        current = pending.pop()
+        if isinstance(current, nested):
+            continue
+        yield current
+        pending.extend(ast.iter_child_nodes(current))
 
 
 # Methods where a context manager class opens the shielded scope it enters.
@@ -373,6 +472,7 @@ def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) ->
         frozenset(walk.managers),
         walk.imports,
         walk.types,
+        tuple(walk.sites) + call_sites(tree, [], "", ""),
     )
 
 
@@ -382,7 +482,8 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
 # the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
-# shielded scope.
+# shielded scope, "callers" whether every place that runs the caller shields it, "called"
+# whether any place runs it.
 LookupKey = tuple[str, str, str, str, str]
 Lookup = FunctionSummary | bool | None
 
@@ -395,7 +496,10 @@ class ProjectIndex:
     that suffix is unique.
     """
 
-    def __init__(self, modules: list[ModuleSummary]) -> None:
+    def __init__(self, modules: list[ModuleSummary], callers_known: bool = True) -> None:
+        # whether the run sees the callers: false when it was given single files (pre-commit),
+        # whose callers live in files it does not read; caller facts then stay conservative
+        self.callers_known = callers_known
         self.modules = {module.module: module for module in modules}
         suffixes: dict[str, set[str]] = {}
         for name in self.modules:
@@ -403,6 +507,9 @@ class ProjectIndex:
             for start in range(len(parts)):
                 suffixes.setdefault(".".join(parts[start:]), set()).add(name)
         self.by_suffix = {k: next(iter(v)) for k, v in suffixes.items() if len(v) == 1}
+        self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
+        self._shielded: frozenset[str] | None = None
+        self._caller_answers: dict[LookupKey, bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -418,7 +525,129 @@ class ProjectIndex:
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
+        if kind in ("callers", "called"):
+            if key not in self._caller_answers:  # asked again by every file on a warm run
+                self._caller_answers[key] = self._caller_fact(kind, module, caller)
+            return self._caller_answers[key]
         return self.callee(module, caller, owner, name)
+
+    def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
+        if kind == "callers":
+            return self.callers_known and self.shielded_by_callers(module, qualname, frozenset())
+        return not self.callers_known or self.called(module, qualname)
+
+    def shielded_by_callers(
+        self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
+    ) -> bool:
+        """Does every place in the project that may run this async function shield it (a
+        shielded scope around the await, `asyncio.shield(...)`, or a caller that is itself
+        shielded by every caller)? False when nothing in the project runs it: its callers are
+        elsewhere. Only names that some shielded call in the project has are resolved (a warm
+        run asks this for every region): a function reached only through callers that are
+        shielded by their own callers is not recognised, which keeps its findings."""
+        target = module.functions.get(qualname)
+        key = f"{module.module}:{qualname}"
+        # no shielded call of that name anywhere: nothing to resolve
+        shielded_name = qualname.rpartition(".")[2] in self._shielded_names()
+        if target is None or key in visiting or len(visiting) > 3 or not shielded_name:
+            return False
+        runs = self._runners(module, qualname, target)
+        inner = visiting | {key}
+        return bool(runs) and all(
+            site.shielded or self.shielded_by_callers(home, site.caller, inner)
+            for home, site in runs
+        )
+
+    def _runners(
+        self, module: ModuleSummary, qualname: str, target: FunctionSummary
+    ) -> list[tuple[ModuleSummary, CallSite]]:
+        """The sites (with their modules) that may run the function."""
+        owner, _, name = qualname.rpartition(".")
+        owner = owner if owner in module.classes else ""
+        return [
+            (home, site)
+            for home, site in self._sites_named(name)
+            if self._runs(home, site, owner, target, module)
+        ]
+
+    def called(self, module: ModuleSummary, qualname: str) -> bool:
+        """Does any place in the project, other than the function itself, run it?"""
+        target = module.functions.get(qualname)
+        if target is None:
+            return True
+        owner, _, name = qualname.rpartition(".")
+        owner = owner if owner in module.classes else ""
+        return any(
+            self._runs(home, site, owner, target, module)
+            for home, site in self._sites_named(name)
+            if not (home is module and site.caller == qualname)
+        )
+
+    def _sites_named(self, name: str) -> list[tuple[ModuleSummary, CallSite]]:
+        if self._sites is None:
+            self._sites = {}
+            for module in self.modules.values():
+                for site in module.sites:
+                    self._sites.setdefault(site.name, []).append((module, site))
+        return self._sites.get(name, [])
+
+    def _shielded_names(self) -> frozenset[str]:
+        if self._shielded is None:
+            self._shielded = frozenset(
+                site.name
+                for module in self.modules.values()
+                for site in module.sites
+                if site.shielded
+            )
+        return self._shielded
+
+    def _derives(
+        self, module: ModuleSummary, cls: str, base_home: ModuleSummary, base: str, depth: int
+    ) -> bool:
+        """Is class `cls` of `module` the class `base` of `base_home`, or derived from it in
+        the project?"""
+        if module is base_home and cls == base:
+            return True
+        if depth > 5:
+            return False
+        for name in module.classes.get(cls, ()):
+            located = self._class(module, _in_scope(module, cls, name))
+            if located is not None and self._derives(*located, base_home, base, depth + 1):
+                return True
+        return False
+
+    def _runs(
+        self,
+        home: ModuleSummary,
+        site: CallSite,
+        owner: str,
+        target: FunctionSummary,
+        target_home: ModuleSummary,
+    ) -> bool:
+        """May this site run the target (a method of class `owner`, or a function)? Resolved
+        calls decide; a method call on a receiver gate cannot resolve counts when the receiver
+        is named after the class (`task_options.logger.cleanup()` for `TaskLogger.cleanup`) or
+        cannot be named at all (`loggers[0].cleanup()`)."""
+        if site.receiver is None:
+            found = None if owner else self._plain(home, site.caller, site.name)
+            return found is not None and found[1] is target
+        if site.receiver == "?":
+            return bool(owner)
+        if site.receiver in ("self", "cls") and site.owner and owner:
+            # `self.aclose()` in a base class runs the override of every subclass
+            return self._derives(target_home, owner, home, site.owner, 0)
+        return self._runs_on_receiver(home, site, owner, target)
+
+    def _runs_on_receiver(
+        self, home: ModuleSummary, site: CallSite, owner: str, target: FunctionSummary
+    ) -> bool:
+        found = self._function(home, site.caller, site.owner, f"{site.receiver}.{site.name}")
+        if found is not None:
+            return found[1] is target
+        last = (site.receiver or "").rsplit(".", 1)[-1]
+        if not owner or last in ("self", "cls"):
+            return False
+        return _named_after(name_words(last), name_words(owner.rsplit(".", 1)[-1]))
 
     def callee(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -435,13 +664,7 @@ class ProjectIndex:
                 and located[1] in located[0].shield_managers
                 for m in summary.shield_managers
             )
-            summary = FunctionSummary(
-                summary.suspends,
-                shielded,
-                summary.cut_safe,
-                summary.holds,
-                steps_cut=summary.steps_cut,
-            )
+            summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
 
     def _function(
@@ -543,6 +766,24 @@ class ProjectIndex:
         return None
 
 
+def _in_scope(module: ModuleSummary, cls: str, name: str) -> str:
+    """A base class name as written in class `cls`, qualified by the nearest enclosing scope
+    that defines it (`outer.<locals>.Base`, `Outer.Base`)."""
+    scope = cls
+    while "." in scope:
+        scope = scope.rsplit(".", 1)[0]
+        if f"{scope}.{name}" in module.classes:
+            return f"{scope}.{name}"
+    return name
+
+
+def _named_after(receiver: tuple[str, ...], cls: tuple[str, ...]) -> bool:
+    """Is a receiver named after a class: one's words end the other's (`logger` and
+    `TaskLogger`, `run_logger` and `RunLogger`; not `serve_logger` and `RunLogger`)?"""
+    shorter, longer = sorted((receiver, cls), key=len)
+    return bool(shorter) and longer[len(longer) - len(shorter) :] == shorter
+
+
 class ProjectView:
     """One file's window on the index: lookups made for it, remembered with their answers so
     that a cached analysis can be checked against a later index."""
@@ -563,3 +804,9 @@ class ProjectView:
 
     def shields(self, caller: str, owner: str, name: str) -> bool:
         return self._ask(("with", self.module, caller, owner, name)) is True
+
+    def shielded_by_callers(self, qualname: str) -> bool:
+        return self._ask(("callers", self.module, qualname, "", "")) is True
+
+    def called(self, qualname: str) -> bool:
+        return self._ask(("called", self.module, qualname, "", "")) is not False

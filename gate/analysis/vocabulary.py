@@ -27,8 +27,30 @@ DATA_WORDS = frozenset(
     {"write", "save", "persist", "flush", "dump", "commit", "upload", "record", "finalize"}
 )
 
-# First words of names that ask about a state or wait for it rather than change it.
-QUESTION_WORDS = frozenset({"is", "has", "was", "should", "can", "get", "check", "wait", "needs"})
+# First words of names that ask about a state, wait for it or read it rather than change it: a
+# step's token later in such a name is an adjective (`scan_latest_committed_id()` reads).
+QUESTION_WORDS = frozenset(
+    {
+        "is",
+        "has",
+        "was",
+        "should",
+        "can",
+        "get",
+        "check",
+        "wait",
+        "needs",
+        "scan",
+        "find",
+        "list",
+        "lookup",
+        "query",
+        "search",
+        "count",
+        "read",
+        "peek",
+    }
+)
 
 # Receiver words that name something living outside the process: closing it is not best effort.
 EXTERNAL_WORDS = frozenset(
@@ -93,9 +115,32 @@ IN_PROCESS_WORDS = frozenset(
 CLOSING_WORDS = frozenset({"close", "aclose", "cleanup", "clean", "shutdown", "disconnect"})
 
 
+def _keeps_data(matched: tuple[str, ...]) -> bool:
+    return any(word in inflections(data) for word in matched for data in DATA_WORDS)
+
+
 def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
     """A closing step (`cleanup`, `shutdown`, ...) of something that lives in the process."""
     return bool(set(matched) & CLOSING_FORMS) and bool(around & IN_PROCESS_WORDS)
+
+
+# Receiver words of in-memory buffers (`ssl.MemoryBIO`): writing into one keeps no data, it only
+# feeds the object that reads it back in the same process.
+IN_MEMORY_WORDS = frozenset({"bio", "bios", "memory"})
+
+
+# How a docstring says its function is best effort: losing it to a cancel is a loss its authors
+# accept (`a convenience`, but not `a convenience wrapper` of something that matters).
+_BEST_EFFORT_DOC = re.compile(
+    r"\bbest[- ]effort\b|\bnot a correctness\b"
+    r"|\ba convenience\b(?!\s+(?:function|wrapper|method|helper|class|alias))",
+    re.IGNORECASE,
+)
+
+
+def documents_best_effort(docstring: str | None) -> bool:
+    """Does a function's docstring call it best effort?"""
+    return bool(docstring) and _BEST_EFFORT_DOC.search(docstring or "") is not None
 
 
 def name_words(name: str) -> tuple[str, ...]:
@@ -161,16 +206,17 @@ class Vocabulary:
         """Is `name` a step that gives something back (close, kill, release, discard, remove),
         rather than one that keeps data?"""
         matched = self.matched(name)
-        return matched is not None and not any(
-            word in inflections(data) for word in matched for data in DATA_WORDS
-        )
+        return matched is not None and not _keeps_data(matched)
 
     def consequence(self, name: str, receiver: str | None) -> Consequence | None:
         """What skipping a call of `receiver.name(...)` costs, or None when it is no step."""
         matched = self.matched(name)
         if matched is None:
             return None
-        around = set(name_words(name)) | set(name_words((receiver or "").replace(".", "_")))
+        held_by = set(name_words((receiver or "").replace(".", "_")))
+        if held_by & IN_MEMORY_WORDS and _keeps_data(matched):
+            return None  # `self._read_bio.write_eof()`: in-memory I/O, not a step
+        around = set(name_words(name)) | held_by
         if around & EXTERNAL_WORDS:
             return Consequence.LOSES_WORK
         if any(word in self.best_effort for word in matched) or _closes_in_process(matched, around):

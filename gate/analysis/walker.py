@@ -18,6 +18,7 @@ from typing import Protocol
 
 import libcst as cst
 
+from gate.analysis.callers import shield_helpers
 from gate.analysis.cancellation import (
     catches_cancellation,
     catches_only_cancellation,
@@ -48,7 +49,7 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.analysis.summary import FunctionSummary
-from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.vocabulary import Vocabulary, documents_best_effort
 from gate.config import TeardownConfig
 from gate.model import Severity
 
@@ -61,6 +62,12 @@ class Project(Protocol):
 
     def shields(self, caller: str, owner: str, name: str) -> bool:
         """Does a `with name(...)` open a shielded scope (a project context manager)?"""
+
+    def shielded_by_callers(self, qualname: str) -> bool:
+        """Does every place in the project that runs this function shield it?"""
+
+    def called(self, qualname: str) -> bool:
+        """Does any place in the project (other than the function itself) run it?"""
 
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
@@ -220,6 +227,23 @@ def _unconditional_raise(body: cst.BaseSuite) -> bool:
     return False
 
 
+def _awaited_names(body: cst.CSTNode) -> set[str]:
+    """The dotted names a body awaits, directly or through `asyncio.wait_for(task, 1)` or
+    `asyncio.shield(task)`."""
+    names = set()
+    for node in collect(body).awaits:
+        expression = node.expression
+        if isinstance(expression, cst.Call) and final_name(expression.func) in _WAITS_ON_ARGUMENT:
+            arguments = _call_args(expression)
+            expression = arguments[0] if arguments else expression
+        names.add(dotted_name(expression))
+    names.discard(None)
+    return names  # type: ignore[return-value]
+
+
+_WAITS_ON_ARGUMENT = frozenset({"wait_for", "shield"})
+
+
 def statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     if isinstance(body, cst.SimpleStatementSuite):
         return [body]
@@ -327,6 +351,7 @@ class _RegionWalker:
         self.steps: list[CriticalStep] = []
         self.cancel_handlers: list[CancelHandler] = []
         self.raise_after: list[bool] = []
+        self.documented_best_effort = False  # the region's function calls itself best effort
 
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -575,16 +600,17 @@ class _RegionWalker:
         """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
         from libcst import matchers
 
-        awaited = {dotted_name(node.expression) for node in collect(statement.body).awaits}
-        awaited.discard(None)
+        awaited = _awaited_names(statement.body)
         if not awaited:
             return False
-        cancelled = {
+        cancel = matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel")))
+        inside = {  # a cancel in the handlers comes after the wait it would explain
+            id(call) for handler in statement.handlers for call in matchers.findall(handler, cancel)
+        }
+        cancelled = {  # cancelled before the await, not in the `try`'s handlers
             dotted_name(call.func.value)  # type: ignore[attr-defined]
-            for call in matchers.findall(
-                self.function_body,
-                matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel"))),
-            )
+            for call in matchers.findall(self.function_body, cancel)
+            if id(call) not in inside
         }
         return bool(awaited & cancelled)
 
@@ -685,9 +711,16 @@ class _RegionWalker:
     def _tier(self, kind: RegionKind, step: CriticalStep) -> Consequence:
         """Judged on real code, a teardown method (close, cleanup, ...) loses in-process state
         or needs a second cancel: its steps are best effort unless they name something outside
-        the process (a sandbox, a subprocess, a lock)."""
+        the process (a sandbox, a subprocess, a lock). So is every step of a function whose
+        docstring calls it best effort, and a step awaiting such a function."""
         if kind is RegionKind.METHOD and not self.vocabulary.external(step.label):
             return Consequence.BEST_EFFORT
+        if self.documented_best_effort or any(
+            (summary := self.callee(point.awaited_call)) is not None and summary.best_effort
+            for point in step.points
+            if point.awaited_call
+        ):
+            return Consequence.BEST_EFFORT  # the code says losing it is acceptable
         return step.consequence
 
     def _resolve(self, point: InterruptPoint) -> InterruptPoint:
@@ -842,10 +875,16 @@ class _Analyser:
             project, owner = self.project, span.class_qualname or ""
             walker.callee = lambda call: project.callee(span.qualname, owner, call)
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
+            if span.is_async and project.shielded_by_callers(span.qualname):
+                walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
+        walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
-        region = dataclasses.replace(region, extent=extent or snippet.function)
+        uncalled = kind is RegionKind.METHOD and (
+            self.project is not None and not self.project.called(span.qualname)
+        )
+        region = dataclasses.replace(region, extent=extent or snippet.function, uncalled=uncalled)
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))
         self._register(region, snippet)
@@ -906,6 +945,7 @@ class _Analyser:
                 body = self.snippet_of(helper).function.body
                 pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
         self._mark_entered_by_cancel(callers)
+        self.regions = shield_helpers(self.regions, self.links.helper_calls, self.links.def_line)
 
     def _mark_entered_by_cancel(self, callers: dict[str, list[Region]]) -> None:
         decided: dict[int, bool] = {}
@@ -988,6 +1028,13 @@ class _Links:
         self.span_of[_key(region)] = span
         self.calls[_key(region)] = calls
         self.by_function.setdefault(span.first_line, []).append(region)
+
+    def helper_calls(self, region: Region) -> list[tuple[cst.CSTNode, int]]:
+        """The awaits of the region that run a helper, with the helper's `def` line."""
+        return [(node, helper.first_line) for node, helper in self.calls[_key(region)]]
+
+    def def_line(self, region: Region) -> int:
+        return self.span_of[_key(region)].first_line
 
     def _helpers(self, region: Region) -> list[FunctionSpan]:
         """The helpers the region awaits, directly or through each other, in the order met."""

@@ -48,8 +48,10 @@ async def run(self):
 ```
 
 Waiting for a task the function has just cancelled (`task.cancel(); try: await task; except
-CancelledError: pass`) is a warning: the handler is there for the child's cancel, and swallows
-the caller's own only when one lands during that wait.
+CancelledError: pass`, or `await asyncio.wait_for(task, 1)`) is a warning: the handler is there
+for the child's cancel, and swallows the caller's own only when one lands during that wait. So is
+a handler in trio/anyio code: a cancelled scope raises again at the next checkpoint, so the
+cancel is delayed rather than lost.
 
 ## Known problems
 Only handlers inside a teardown region are checked: a worker loop's top-level
@@ -85,7 +87,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis
+from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis, Region
 from gate.model import Family, Finding, Related, Severity
 from gate.rule import Autofix, Locate, Rule
 
@@ -182,6 +184,14 @@ def _names_read_outside(function_body: cst.CSTNode, skip: cst.CSTNode) -> set[st
     return names
 
 
+def _handler_severity(analysis: ModuleAnalysis, handler: CancelHandler, region: Region) -> Severity:
+    """A warning when the handler waits for a task the function just cancelled, or when a
+    cancelled trio/anyio scope will raise again at the next checkpoint."""
+    if handler.awaits_cancelled_task or analysis.level_triggered:
+        return Severity.WARNING
+    return analysis.severity([], region)
+
+
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         for handler in region.cancel_handlers:
@@ -192,9 +202,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "on as if it had not been cancelled",
                     f"{region.function}\x1f{handler.text}",
                     detail=region.teardown_detail((), locate),
-                    severity=Severity.WARNING
-                    if handler.awaits_cancelled_task
-                    else analysis.severity([], region),
+                    severity=_handler_severity(analysis, handler, region),
                 )
         seen: set[int] = set()
         for point in region.points:
