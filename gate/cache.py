@@ -24,7 +24,7 @@ import gate
 from gate.analysis.summary import FunctionSummary, ModuleSummary
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
-from gate.filecheck import FileResult
+from gate.filecheck import FileResult, digest_of
 from gate.fsutil import atomic_write
 from gate.model import (
     ComplexityDetail,
@@ -240,7 +240,7 @@ class ResultCache:
 
     @staticmethod
     def digest(data: bytes) -> str:
-        return hashlib.sha256(data).hexdigest()
+        return digest_of(data)
 
     def known_digest(self, key: str, signature: tuple[int, ...] | None) -> str:
         """The cached digest when the file's stat signature is unchanged ('' otherwise), so an

@@ -22,6 +22,7 @@ from gate.discovery import SourceFile
 from gate.filecheck import (
     Consulted,
     FileResult,
+    Prepared,
     first_stage,
     read_source,
     still_valid,
@@ -45,6 +46,7 @@ class _Job:
     source: SourceFile
     settings: GateConfig
     data: bytes | None
+    prepared: Prepared | None = None
 
 
 def _first_stage(job: _Job) -> FileResult:
@@ -58,7 +60,7 @@ _INDEX: ProjectIndex | None = None
 
 def _teardown_stage(job: _Job) -> tuple[list[Finding], Consulted]:
     assert _INDEX is not None
-    return teardown_stage(job.source, job.settings, _INDEX)
+    return teardown_stage(job.source, job.settings, _INDEX, prepared=job.prepared)
 
 
 def _start_worker(parent: int, index: ProjectIndex | None) -> None:
@@ -217,7 +219,7 @@ def _teardown_stages(
     the cached analysis consulted summaries that have changed."""
     index = ProjectIndex([r.summary for r in results if r.summary is not None] + imported)
     stale = [i for i, r in enumerate(results) if r.needs_teardown and not still_valid(r, index)]
-    jobs = [_Job(files[i], settings, None) for i in stale]
+    jobs = [_Job(files[i], settings, None, results[i].prepared) for i in stale]
     computed = _compute(_teardown_stage, jobs, options, lambda: None, index)
     for i, (findings, consulted) in zip(stale, computed, strict=True):
         results[i].teardown, results[i].consulted = findings, consulted

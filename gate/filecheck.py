@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import os
 import stat
 import warnings
@@ -42,6 +43,16 @@ from gate.source import decode, suppressions
 Consulted = tuple[tuple[LookupKey, Lookup], ...]
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """The functions of a file and whether it is level-triggered, from its `ast` tree, with the
+    digest of the bytes they were read from."""
+
+    digest: str
+    spans: list[FunctionSpan]
+    level_triggered: bool
+
+
 @dataclass
 class FileResult:
     """One file's results.
@@ -60,6 +71,9 @@ class FileResult:
     needs_teardown: bool = False
     teardown: list[Finding] | None = None
     consulted: Consulted = ()
+    # what the first stage found for the teardown stage, so that it need not parse the file
+    # again: not cached, and only kept while the file needs the teardown stage
+    prepared: Prepared | None = None
 
     @property
     def all_findings(self) -> list[Finding]:
@@ -107,7 +121,9 @@ def check_file(
     if teardown and result.needs_teardown:
         if index is None:
             index = ProjectIndex([result.summary] if result.summary is not None else [])
-        result.teardown, result.consulted = teardown_stage(source, settings, index, prefilter)
+        result.teardown, result.consulted = teardown_stage(
+            source, settings, index, prefilter, result.prepared
+        )
     elif teardown:
         result.teardown = []
     return result
@@ -137,9 +153,16 @@ def first_stage(
     if b"async" in data or b"shield" in data or not prefilter:
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
-        spans, _ = index_functions(tree, registered_callbacks(tree, data))
+        spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
         result.needs_teardown = any(map(_picker(settings, prefilter), spans))
+        if result.needs_teardown:
+            result.prepared = Prepared(digest_of(data), spans, level_triggered)
     return result
+
+
+def digest_of(data: bytes) -> str:
+    """The content digest that keys the cache and ties a Prepared to its bytes."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def _summary(tree: ast.Module, path: str, config: TeardownConfig) -> ModuleSummary | None:
@@ -171,19 +194,24 @@ def teardown_stage(
     settings: GateConfig,
     index: ProjectIndex,
     prefilter: bool = True,
+    prepared: Prepared | None = None,
 ) -> tuple[list[Finding], Consulted]:
     """The teardown rules on one file, with awaited callees resolved in the project `index`;
-    returns the findings and the summaries consulted."""
+    returns the findings and the summaries consulted. `prepared` is the first stage's reading
+    of the file, used while the file still has the bytes it was made from."""
     path = source.relative
     data, reason = read_source(source.path)
     if data is None:
         return [unreadable_file.finding(path, reason)], ()
     text = decode(data)
-    findings: list[Finding] = []
-    tree = _parse(data, path, findings)
-    if tree is None:
-        return findings, ()
-    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    if prepared is not None and prepared.digest == digest_of(data):
+        spans, level_triggered = prepared.spans, prepared.level_triggered
+    else:
+        findings: list[Finding] = []
+        tree = _parse(data, path, findings)
+        if tree is None:
+            return findings, ()
+        spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
     candidates = list(filter(_picker(settings, prefilter), spans))
     if not candidates:
         return [], ()

@@ -10,6 +10,7 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -115,6 +116,8 @@ class _Walk:
     """One function body in source order: its suspensions and steps, with what encloses them."""
 
     vocabulary: Vocabulary
+    # whether a called name is a step's, remembered for the module being summarised
+    step_names: dict[str, bool] = field(default_factory=dict)
     suspensions: list[_Context] = field(default_factory=list)
     exposed: bool = False  # an unguarded suspension was seen
     exposed_in: list[tuple[int, ...]] = field(default_factory=list)
@@ -148,9 +151,14 @@ class _Walk:
                 self.step(context)
 
     def _is_step(self, call: ast.Call) -> bool:
+        # `consequence(name, receiver)` is None exactly when `matched(name)` is
         name = _final(call.func)
-        receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
-        return bool(name) and self.vocabulary.consequence(name, receiver) is not None
+        if not name:
+            return False
+        known = self.step_names.get(name)
+        if known is None:
+            known = self.step_names[name] = self.vocabulary.matched(name) is not None
+        return known
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
@@ -228,23 +236,42 @@ def _sets_shield(statement: ast.stmt) -> bool:
 
 
 def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a statement's expressions, not entering nested functions or lambdas."""
+    """The nodes of a statement's expressions in source order, not entering nested functions
+    or lambdas (nor the `ctx` markers of names, which are never awaits or calls)."""
     pending = [node]
     while pending:
         current = pending.pop()
         yield current
-        children = [
+        children: list[ast.AST] = []
+        for name in _node_fields(type(current)):
+            value = getattr(current, name)
+            if isinstance(value, list):
+                children.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                children.append(value)
+        pending.extend(
             child
-            for child in ast.iter_child_nodes(current)
+            for child in reversed(children)
             if not isinstance(child, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef)
-        ]
-        pending.extend(reversed(children))
+        )
+
+
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    names = _NODE_FIELDS.get(kind)
+    if names is None:
+        names = _NODE_FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+    return names
 
 
 def summarise_function(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    vocabulary: Vocabulary,
+    step_names: dict[str, bool] | None = None,
 ) -> FunctionSummary:
-    walk = _Walk(vocabulary)
+    walk = _Walk(vocabulary, {} if step_names is None else step_names)
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
@@ -286,6 +313,7 @@ class _ModuleWalk:
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     managers: set[str] = field(default_factory=set)
     types: dict[tuple[str, str], str] = field(default_factory=dict)
+    step_names: dict[str, bool] = field(default_factory=dict)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -315,7 +343,7 @@ class _ModuleWalk:
     ) -> None:
         qualname = prefix + node.name
         if isinstance(node, ast.AsyncFunctionDef):
-            self.functions[qualname] = summarise_function(node, self.vocabulary)
+            self.functions[qualname] = summarise_function(node, self.vocabulary, self.step_names)
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
             self.managers.add(owner)
         for target, made in _assignments(node):
@@ -331,8 +359,9 @@ SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
 
 
 def _assignments(function: ast.AST) -> Iterator[tuple[ast.expr, str]]:
-    """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`."""
-    for node in ast.walk(function):
+    """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`,
+    anywhere below the function, in the order `ast.walk` meets them."""
+    for node in _statements_breadth_first(function):
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             pairs = [(target, node.value) for target in targets]
@@ -344,6 +373,25 @@ def _assignments(function: ast.AST) -> Iterator[tuple[ast.expr, str]]:
             made = _called(value)
             if made and isinstance(target, ast.Name | ast.Attribute):
                 yield target, made
+
+
+def _statements_breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements below `node` in `ast.walk`'s order (breadth first, fields in order),
+    without visiting expressions: no statement lies inside an expression, and the handlers
+    and match cases that hold statements keep their place in the order."""
+    pending = deque([node])
+    while pending:
+        current = pending.popleft()
+        yield current
+        for name in _STATEMENT_FIELDS:
+            block = getattr(current, name, None)
+            if isinstance(block, list):
+                pending.extend(block)
+
+
+# The fields of statements, handlers and match cases that hold statements, handlers or cases,
+# in the order `ast` lists them: body, handlers, orelse, finalbody (Try); cases (Match).
+_STATEMENT_FIELDS = ("body", "handlers", "cases", "orelse", "finalbody")
 
 
 def _called(value: ast.expr | None) -> str | None:

@@ -24,6 +24,7 @@ from gate.analysis.cancellation import (
     opens_shield,
 )
 from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
+from gate.analysis.cstwalk import descendants
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -546,18 +547,16 @@ class _RegionWalker:
 
     def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar) -> bool:
         """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
-        from libcst import matchers
-
         awaited = {dotted_name(node.expression) for node in collect(statement.body).awaits}
         awaited.discard(None)
         if not awaited:
             return False
         cancelled = {
-            dotted_name(call.func.value)  # type: ignore[attr-defined]
-            for call in matchers.findall(
-                self.function_body,
-                matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel"))),
-            )
+            dotted_name(call.func.value)
+            for call in descendants(self.function_body)
+            if isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "cancel"
         }
         return bool(awaited & cancelled)
 

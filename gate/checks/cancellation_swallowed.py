@@ -76,17 +76,18 @@ if TYPE_CHECKING:
 def swallows(handler: CancelHandler) -> bool:
     """A cancellation handler that neither re-raises nor keeps the exception or a flag."""
     import libcst as cst  # loaded only when there is teardown code to judge
-    from libcst import matchers
 
+    from gate.analysis.cstwalk import descendants
     from gate.analysis.walker import RAISING_CALLS, dotted_name
 
     if handler.reraised_after:
         return False  # the block around the `try` ends with a raise that carries the cancel on
     body = handler.node.body
-    if matchers.findall(body, matchers.Raise()):
+    below = list(descendants(body))
+    if any(isinstance(node, cst.Raise) for node in below):
         return False
-    calls = matchers.findall(body, matchers.Call())
-    if any(dotted_name(call.func) in RAISING_CALLS for call in calls):  # type: ignore[attr-defined]
+    calls = [node for node in below if isinstance(node, cst.Call)]
+    if any(dotted_name(call.func) in RAISING_CALLS for call in calls):
         return False
     name = handler.node.name.name if handler.node.name is not None else None
     if isinstance(name, cst.Name) and name.value in _loaded_names(body):
@@ -98,9 +99,9 @@ def swallows(handler: CancelHandler) -> bool:
 
 
 def _loaded_names(body: cst.CSTNode) -> set[str]:
-    from libcst import matchers
+    from gate.analysis.cstwalk import names_below
 
-    return {node.value for node in matchers.findall(body, matchers.Name())}  # type: ignore[attr-defined]
+    return names_below(body)
 
 
 def _assigned_names(body: cst.BaseSuite) -> set[str] | None:
