@@ -148,34 +148,57 @@ def file_results(
     return results
 
 
-def module_files(root: Path, module: str) -> list[Path]:
-    """Where a dotted module may live under the project root (also under src/ and lib/)."""
-    parts = module.split(".")
-    found = []
-    for base in (root, root / "src", root / "lib"):
-        for candidate in (
-            base.joinpath(*parts).with_suffix(".py"),
-            base.joinpath(*parts, "__init__.py"),
-        ):
-            if candidate.is_file():
-                found.append(candidate)
-    return found
+class ModuleFiles:
+    """Where a dotted module may live under the project root (also under src/ and lib/),
+    remembered for one run: the imports of a project name the same modules over and over."""
+
+    def __init__(self, root: Path) -> None:
+        self.bases = [os.fspath(root), os.path.join(root, "src"), os.path.join(root, "lib")]
+        self.known: dict[str, list[str]] = {}
+        self.directories: dict[str, bool] = {}
+
+    def __call__(self, module: str) -> list[str]:
+        found = self.known.get(module)
+        if found is None:
+            found = self.known[module] = self._look(module.split("."))
+        return found
+
+    def _look(self, parts: list[str]) -> list[str]:
+        found = []
+        for base in self.bases:
+            folder = os.path.join(base, *parts[:-1])
+            if not self._is_directory(folder):
+                continue  # neither `parts.py` nor `parts/__init__.py` can be in it
+            for candidate in (
+                os.path.join(folder, parts[-1] + ".py"),
+                os.path.join(folder, parts[-1], "__init__.py"),
+            ):
+                if os.path.isfile(candidate):
+                    found.append(candidate)
+        return found
+
+    def _is_directory(self, folder: str) -> bool:
+        known = self.directories.get(folder)
+        if known is None:
+            known = self.directories[folder] = os.path.isdir(folder)
+        return known
 
 
 def _imported_files(
-    summaries: list[ModuleSummary], root: Path, known: set[str]
+    summaries: list[ModuleSummary], root: Path, known: set[str], modules: ModuleFiles
 ) -> dict[str, SourceFile]:
     """The project files the modules import that are not `known` yet (any prefix of an
     imported name may be a module)."""
-    found: dict[str, SourceFile] = {}
+    found: dict[str, Path] = {}
     for summary in summaries:
         for target in summary.imports.values():
             parts = target.split(".")
             for cut in range(len(parts), 0, -1):
-                for path in module_files(root, ".".join(parts[:cut])):
-                    found[path.relative_to(root).as_posix()] = path  # type: ignore[assignment]
+                for path in modules(".".join(parts[:cut])):
+                    relative = Path(path).relative_to(root).as_posix()
+                    found[relative] = Path(path)
     return {
-        relative: SourceFile(path, relative)  # type: ignore[arg-type]
+        relative: SourceFile(path, relative)
         for relative, path in found.items()
         if relative not in known
     }
@@ -195,8 +218,9 @@ def _imported_summaries(
     known = {source.relative for source in files}
     frontier = [r.summary for r in results if r.needs_teardown and r.summary is not None]
     loaded: list[ModuleSummary] = []
+    modules = ModuleFiles(root)
     for _ in range(2):
-        wanted = _imported_files(frontier, root, known)
+        wanted = _imported_files(frontier, root, known, modules)
         if not wanted:
             break
         known |= set(wanted)
