@@ -24,6 +24,7 @@ from gate.filecheck import (
     FileResult,
     Prepared,
     first_stage,
+    may_hold_teardown,
     read_source,
     still_valid,
     teardown_stage,
@@ -97,8 +98,10 @@ def _compute(
     options: RunOptions,
     done: Callable[[], None],
     index: ProjectIndex | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[Any]:
-    """`work` on every job, results in order, on worker processes when there are enough."""
+    """`work` on every job, results in order, on worker processes when there are enough; then
+    `meanwhile` runs in this process while the workers do the jobs."""
     global _INDEX
     workers = worker_count(options.jobs, len(jobs))
     if workers <= 1 or len(jobs) < 32:
@@ -115,11 +118,20 @@ def _compute(
         initializer=_start_worker,
         initargs=(os.getpid(), index),
     ) as pool:
+        mapped = pool.map(work, jobs, chunksize=chunk)  # every job is queued now
+        if meanwhile is not None:
+            meanwhile()
         results = []
-        for result in pool.map(work, jobs, chunksize=chunk):
+        for result in mapped:
             results.append(result)
             done()
         return results
+
+
+def _load_teardown_rules() -> None:
+    """Import the teardown rules (libcst) in this process, so that the workers of the teardown
+    stage, forked from it, start with them loaded instead of each importing them again."""
+    import gate.analysis.file_pass  # noqa: F401
 
 
 def file_results(
@@ -140,7 +152,7 @@ def file_results(
         if options.progress is not None:
             options.progress(next(progress), len(files))
 
-    results, keys = _first_stages(files, settings, options, cache, done)
+    results, keys = _first_stages(files, settings, options, cache, done, teardown)
     if teardown:
         imported = _imported_summaries(files, results, root, settings, options, cache)
         _teardown_stages(files, results, keys, settings, options, cache, imported)
@@ -259,8 +271,11 @@ def _first_stages(
     options: RunOptions,
     cache: ResultCache,
     done: Callable[[], None],
+    teardown: bool = False,
 ) -> tuple[list[FileResult], list[str]]:
-    """Every file's first stage, from the cache where its bytes are unchanged; and its key."""
+    """Every file's first stage, from the cache where its bytes are unchanged; and its key.
+    When `teardown` follows and the files may need it, the teardown rules load in this
+    process while workers run the first stage."""
     results: dict[int, FileResult] = {}
     jobs: list[_Job] = []
     waiting: list[tuple[int, str, str, tuple[int, ...] | None]] = []  # index, key, digest, stat
@@ -279,7 +294,10 @@ def _first_stages(
             continue
         jobs.append(_Job(source, settings, data))
         waiting.append((index, key, digest, stat))
-    computed = _compute(_first_stage, jobs, options, done)
+    likely = teardown and any(job.data is not None and may_hold_teardown(job.data) for job in jobs)
+    computed = _compute(
+        _first_stage, jobs, options, done, meanwhile=_load_teardown_rules if likely else None
+    )
     for (index, key, digest, stat), result in zip(waiting, computed, strict=True):
         results[index] = result
         cache.put(key, digest, result, stat)

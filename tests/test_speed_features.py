@@ -178,3 +178,46 @@ def test_unchanged_old_files_are_not_read_again(in_tmp: Path, capsys, monkeypatc
         assert run_json(capsys) == cold
     write(path, BUGGY.replace("write_result", "note_result"))  # new mtime: read and hashed
     assert run_json(capsys)["summary"]["findings"] == 0
+
+
+# -- reading libcst trees without visitors gives what the visitors give
+
+
+def _visited(module) -> list[int]:
+    import libcst as cst
+
+    from gate.analysis.cstwalk import LAYOUT
+
+    seen: list[int] = []
+
+    class Every(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if type(node) in LAYOUT:
+                return False
+            seen.append(id(node))
+            return True
+
+    module.visit(Every())
+    return seen
+
+
+def test_descendants_and_positions_match_libcsts_visitors() -> None:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from gate.analysis.cstwalk import code_ranges, descendants
+
+    sources = sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS
+    checked = 0
+    for path in sources:
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue  # a rule example broken on purpose
+        found = [id(node) for node in descendants(module)]
+        assert len(found) == len(set(found)), path
+        assert sorted(found) == sorted(_visited(module)), path
+        wrapped = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        assert dict(code_ranges(module)) == dict(wrapped), path
+        checked += 1
+    assert checked > 40
