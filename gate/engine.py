@@ -252,9 +252,17 @@ def _teardown_stages(
     imported: list[ModuleSummary],
 ) -> None:
     """Fill in every result's teardown findings: analysed again where the file needs it and
-    the cached analysis consulted summaries that have changed."""
+    the cached analysis consulted summaries that have changed, or the file changed where the
+    teardown rules read it."""
     index = ProjectIndex([r.summary for r in results if r.summary is not None] + imported)
-    stale = [i for i, r in enumerate(results) if r.needs_teardown and not still_valid(r, index)]
+    stale = []
+    for i, result in enumerate(results):
+        if not result.needs_teardown or still_valid(result, index):
+            continue
+        if _kept_analysis(result, cache.replaced_result(keys[i]), index):
+            cache.update(keys[i], result)
+        else:
+            stale.append(i)
     jobs = [_Job(files[i], settings, None, results[i].prepared) for i in stale]
     computed = _compute(_teardown_stage, jobs, options, lambda: None, index)
     for i, (findings, consulted) in zip(stale, computed, strict=True):
@@ -263,6 +271,17 @@ def _teardown_stages(
     for result in results:
         if result.teardown is None:
             result.teardown = []
+
+
+def _kept_analysis(result: FileResult, earlier: FileResult | None, index: ProjectIndex) -> bool:
+    """Give a changed file the teardown analysis of its earlier version when the teardown rules
+    read the same in both (`teardown_key`) and its callees' summaries are unchanged."""
+    if earlier is None or not result.teardown_key or earlier.teardown_key != result.teardown_key:
+        return False
+    if not still_valid(earlier, index):
+        return False
+    result.teardown, result.consulted = earlier.teardown, earlier.consulted
+    return True
 
 
 def _first_stages(

@@ -14,7 +14,7 @@ import os
 import stat
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 from gate.analysis.candidates import (
@@ -38,7 +38,7 @@ from gate.complexity.measure import FunctionComplexity, measure
 from gate.config import GateConfig, TeardownConfig
 from gate.discovery import SourceFile
 from gate.model import Finding
-from gate.source import decode, suppressions
+from gate.source import decode, source_lines, suppressions
 
 Consulted = tuple[tuple[LookupKey, Lookup], ...]
 
@@ -74,6 +74,9 @@ class FileResult:
     # what the first stage found for the teardown stage, so that it need not parse the file
     # again: not cached, and only kept while the file needs the teardown stage
     prepared: Prepared | None = None
+    # all that the teardown rules read of the file (see `teardown_key`): a changed file with
+    # the key of its cached analysis keeps that analysis
+    teardown_key: str = ""
 
     @property
     def all_findings(self) -> list[Finding]:
@@ -157,7 +160,23 @@ def first_stage(
         result.needs_teardown = any(map(_picker(settings, prefilter), spans))
         if result.needs_teardown:
             result.prepared = Prepared(digest_of(data), spans, level_triggered)
+            result.teardown_key = teardown_key(spans, level_triggered, text)
     return result
+
+
+def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) -> str:
+    """A digest of all that the teardown rules read of a file: where every function is, whether
+    the module is level-triggered, and the lines of its async functions (libcst parses those
+    alone). Two versions of a file at one path with one key get the same teardown findings
+    while their callees' summaries are the same, so an edit outside the async functions (sync
+    code, module-level code, a comment at the end) does not analyse the file again."""
+    lines = source_lines(text)
+    digest = hashlib.sha256(repr((level_triggered, [astuple(span) for span in spans])).encode())
+    for span in spans:
+        if span.is_async:
+            body = "".join(lines[span.first_line - 1 : span.last_line])
+            digest.update(repr(body).encode())
+    return digest.hexdigest()
 
 
 def digest_of(data: bytes) -> str:

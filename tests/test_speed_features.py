@@ -86,6 +86,41 @@ def test_warm_run_reads_the_cache(in_tmp: Path, capsys, monkeypatch) -> None:
     assert run_json(capsys) == cold
 
 
+SYNC_HELPER = "\n\ndef describe(job):\n    return str(job)\n"
+
+
+def test_an_edit_outside_async_functions_keeps_the_teardown_analysis(
+    in_tmp: Path, capsys, monkeypatch
+) -> None:
+    write(in_tmp / "job.py", BUGGY + SYNC_HELPER)
+    run_json(capsys)
+    edited = BUGGY + SYNC_HELPER.replace("str(job)", "repr(job)  # changed") + "# the end\n"
+    write(in_tmp / "job.py", edited)
+    cold = run_json(capsys, "--no-cache")
+
+    def no_analysis(job):
+        raise AssertionError("the teardown rules ran again on an edit they do not read")
+
+    monkeypatch.setattr(engine, "_teardown_stage", no_analysis)
+    assert run_json(capsys) == cold
+    assert cold["summary"]["findings"] == 1
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("job.write_result()", "job.save_result()"),  # in the function
+        lambda text: "import trio\n" + text,  # level-triggered now, and every line moves
+        lambda text: text + "\n\ndef run(job):\n    pass\n",  # a sync `run` shadows the async one
+    ],
+)
+def test_an_edit_the_teardown_rules_read_analyses_again(in_tmp: Path, capsys, edit) -> None:
+    write(in_tmp / "job.py", BUGGY + SYNC_HELPER)
+    run_json(capsys)
+    write(in_tmp / "job.py", edit(BUGGY + SYNC_HELPER))
+    assert run_json(capsys) == run_json(capsys, "--no-cache")
+
+
 def test_changed_file_misses_the_cache(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", BUGGY)
     assert run_json(capsys)["summary"]["findings"] == 1
