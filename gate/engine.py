@@ -4,13 +4,9 @@ computed otherwise, on worker processes when there are enough files."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +69,9 @@ def _start_worker(parent: int, index: ProjectIndex | None) -> None:
 def _die_with_parent(parent: int) -> None:
     """Worker start-up: end this worker when the gate process that started it dies, so a
     killed run leaves no workers behind (Linux; elsewhere workers end when their queue does)."""
+    import ctypes
+    import ctypes.util
+
     library = ctypes.util.find_library("c")
     if library is not None:
         with contextlib.suppress(OSError, AttributeError):
@@ -82,6 +81,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _pool_context() -> Any:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
@@ -111,6 +112,8 @@ def _compute(
             results.append(work(job))
             done()
         return results
+    from concurrent.futures import ProcessPoolExecutor  # loaded only for parallel work
+
     chunk = max(1, min(16, len(jobs) // (workers * 8)))
     with ProcessPoolExecutor(
         max_workers=workers,
