@@ -114,21 +114,34 @@ def _compute(
         return results
     from concurrent.futures import ProcessPoolExecutor  # loaded only for parallel work
 
-    chunk = max(1, min(16, len(jobs) // (workers * 8)))
+    # the largest files first, in small chunks, so that no worker is left with a big one at
+    # the end while the others wait
+    order = sorted(range(len(jobs)), key=lambda i: _size(jobs[i]), reverse=True)
+    chunk = max(1, min(8, len(jobs) // (workers * 16)))
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=_pool_context(),
         initializer=_start_worker,
         initargs=(os.getpid(), index),
     ) as pool:
-        mapped = pool.map(work, jobs, chunksize=chunk)  # every job is queued now
+        mapped = pool.map(work, [jobs[i] for i in order], chunksize=chunk)  # all queued now
         if meanwhile is not None:
             meanwhile()
-        results = []
-        for result in mapped:
-            results.append(result)
+        results: list[Any] = [None] * len(jobs)
+        for i, result in zip(order, mapped, strict=True):
+            results[i] = result
             done()
         return results
+
+
+def _size(job: _Job) -> int:
+    """How much work a job is, roughly: the size of its file."""
+    if job.data is not None:
+        return len(job.data)
+    try:
+        return os.stat(job.source.path).st_size
+    except OSError:
+        return 0
 
 
 def _load_teardown_rules() -> None:
