@@ -170,7 +170,7 @@ def warm_runs(tree: Path, files: list[Path], scratch: Path, repeat: int) -> list
     gate = [*gate_command(), str(tree)]
     runs = [
         measure("gate warm (cache)", gate, scratch, repeat, warmup=True),
-        measure("gate warm + ruff (both caches)", gate, scratch / "with-ruff", repeat, True),
+        measure("gate warm + ruff (both caches)", gate, scratch / "with-ruff", repeat, warmup=True),
     ]
     ruff = tool("ruff")
     if ruff:
@@ -247,6 +247,10 @@ def main() -> int:
         print(f"load average before: {_load()}")
         results = cold_runs(tree, scratch, args.repeat)
         print(f"load average after the cold runs: {_load()}")
+        for item in results:
+            print(
+                f"  {item.name:44} {item.median:9.3f} s  runs {[round(s, 2) for s in item.seconds]}"
+            )
         results += warm_runs(tree, files, scratch, args.repeat)
         results += flake8_run(tree, scratch, args.slow_repeat)
         print(f"load average after: {_load()}")
