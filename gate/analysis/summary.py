@@ -144,7 +144,7 @@ class _Walk:
 
     def expression(self, node: ast.AST, context: _Context) -> None:
         """Suspensions and steps inside one statement's expressions, in evaluation order."""
-        for child in _expression_nodes(node):
+        for child in _awaits_and_calls(node):
             if isinstance(child, ast.Await):
                 self.suspend(context)
             elif isinstance(child, ast.Call) and self._is_step(child):
@@ -235,26 +235,27 @@ def _sets_shield(statement: ast.stmt) -> bool:
     )
 
 
-def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a statement's expressions in source order, not entering nested functions
-    or lambdas (nor the `ctx` markers of names, which are never awaits or calls)."""
+def _awaits_and_calls(node: ast.AST) -> Iterator[ast.AST]:
+    """The awaits and calls of a statement's expressions in source order (the node first, then
+    its fields in order), not entering nested functions or lambdas."""
     pending = [node]
     while pending:
         current = pending.pop()
-        yield current
-        children: list[ast.AST] = []
-        for name in _node_fields(type(current)):
+        if isinstance(current, ast.Await | ast.Call):
+            yield current
+        for name in _node_fields(type(current)):  # last field first: popped first-to-last
             value = getattr(current, name)
             if isinstance(value, list):
-                children.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                children.append(value)
-        pending.extend(
-            child
-            for child in reversed(children)
-            if not isinstance(child, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef)
-        )
+                pending.extend(
+                    item
+                    for item in reversed(value)
+                    if isinstance(item, ast.AST) and not isinstance(item, _NOT_ENTERED)
+                )
+            elif isinstance(value, ast.AST) and not isinstance(value, _NOT_ENTERED):
+                pending.append(value)
 
+
+_NOT_ENTERED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
 
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -262,7 +263,7 @@ _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 def _node_fields(kind: type) -> tuple[str, ...]:
     names = _NODE_FIELDS.get(kind)
     if names is None:
-        names = _NODE_FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+        names = _NODE_FIELDS[kind] = tuple(name for name in reversed(kind._fields) if name != "ctx")
     return names
 
 
