@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The fixed copy of the examples lives in build/ (ignored by git, ruff and gate's self-check).
+DEMO_FIXED := build/demo-fixed
+
 demo: $(STAMP)
 	@echo "== gate check examples/ (the example orchestrator has the teardown bug; exit 1 is expected)"
 	-$(BIN)/gate check examples/
@@ -27,8 +30,13 @@ demo: $(STAMP)
 	@echo "== gate seams: a cancel and an exception at every await seam of Orchestrator.run"
 	-$(BIN)/gate seams examples/scenario.py:buggy --check examples/scenario.py:check
 	@echo
-	@echo "== the same sweep of Orchestrator.run_fixed, which holds the interrupt and re-raises it"
-	$(BIN)/gate seams examples/scenario.py:fixed --check examples/scenario.py:check
+	@echo "== gate check --show-fixes examples/: the rewrite gate proposes (nothing is written)"
+	-$(BIN)/gate check --show-fixes examples/
+	@echo
+	@echo "== gate check --fix on a copy in $(DEMO_FIXED)/, then the same sweep of the fixed Orchestrator.run"
+	@rm -rf $(DEMO_FIXED) && mkdir -p build && cp -r examples $(DEMO_FIXED)
+	-$(BIN)/gate check --fix $(DEMO_FIXED)/
+	$(BIN)/gate seams $(DEMO_FIXED)/scenario.py:buggy --check $(DEMO_FIXED)/scenario.py:check
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

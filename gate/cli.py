@@ -7,9 +7,9 @@ import functools
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate import __version__
 from gate.checks import RULES, RULES_BY_NAME
@@ -26,9 +26,12 @@ from gate.fsutil import atomic_write, display_path, remove_stale_temporaries
 from gate.model import Finding, Severity
 from gate.pipeline import CheckResult, Survey, measure_paths, run_check, survey
 from gate.progress import progress_bar
-from gate.report import RENDERERS
+from gate.report import CARRIES_FIXES, RENDERERS
 from gate.report.context import BaselineSummary, ReportContext
 from gate.report.sources import PathView, link_function
+
+if TYPE_CHECKING:
+    from gate.fix.files import FixRun
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PIPED_WIDTH = 1_000_000  # a table is only as wide as its content: this is "no limit"
@@ -183,6 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="REPORT",
         help="a `gate seams --format json` report: mark the findings its failing seams confirm",
+    )
+    fixes = check.add_mutually_exclusive_group()
+    fixes.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite the teardown findings gate can fix, in place and atomically, then report "
+        "what remains",
+    )
+    fixes.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="print the fixes as a unified diff instead of writing them (or the report)",
     )
 
     check.set_defaults(handler=_run_check)
@@ -381,9 +396,8 @@ def _selection(
         raise ConfigError(str(error)) from None
 
 
-def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
+def _checked(args: argparse.Namespace, loaded: LoadedConfig, chosen: Selection) -> CheckResult:
     """The run's findings through the pipeline, narrowed by --diff and marked by --seams."""
-    chosen = _selection(loaded, args.select, args.ignore)
     changed = changed_lines(loaded.root, args.diff) if args.diff else None
     result = run_check(
         args.paths, loaded, chosen, _run_options(args), base=args.diff, changed=changed
@@ -395,19 +409,81 @@ def _checked(args: argparse.Namespace, loaded: LoadedConfig) -> CheckResult:
     return result
 
 
+def _with_fixes(
+    result: CheckResult, loaded: LoadedConfig, chosen: Selection, whole: bool = True
+) -> FixRun:
+    from gate.fix.files import plan_fixes  # libcst loads only when fixes are asked for
+
+    run = plan_fixes(result.findings, loaded.root, loaded.settings, chosen, whole, result.summaries)
+    result.findings = run.findings
+    return run
+
+
+def _report_unfixable(run: FixRun, shown: Callable[[str], str]) -> None:
+    for finding in run.unfixable():
+        where = finding.location
+        assert finding.fix is not None
+        sys.stderr.write(
+            f"{shown(where.path)}:{where.line}:{where.column}: {finding.code} has no automatic "
+            f"fix: {finding.fix.note}\n"
+        )
+
+
+def _show_fixes(args: argparse.Namespace, run: FixRun, loaded: LoadedConfig, out: Terminal) -> None:
+    shown = PathView.of(loaded.root).shown
+    _emit("".join(file.diff(shown(file.path)) for file in run.files), args.output, out, False)
+    _report_unfixable(run, shown)
+    fixable = len(run.fixed_findings())
+    sys.stderr.write(
+        f"gate: {fixable} finding(s) in {len(run.files)} file(s) would be fixed by "
+        "`gate check --fix`\n"
+    )
+
+
+def _fix(
+    args: argparse.Namespace, result: CheckResult, loaded: LoadedConfig, chosen: Selection
+) -> CheckResult:
+    """Write every file the fixes change, then check again: what remains, each finding gate
+    cannot fix saying why on stderr."""
+    run = _with_fixes(result, loaded, chosen)
+    before = len([f for f in result.findings if f.fix is not None])
+    for file in run.files:
+        file.write()
+    written = len(run.files)
+    if written:
+        result = _checked(args, loaded, chosen)
+        run = _with_fixes(result, loaded, chosen)
+    _report_unfixable(run, PathView.of(loaded.root).shown)
+    fixed = before - len([f for f in result.findings if f.fix is not None])
+    sys.stderr.write(f"gate: fixed {fixed} finding(s) in {written} file(s)\n")
+    return result
+
+
 def _run_check(args: argparse.Namespace, out: Terminal) -> int:
     start = args.paths[0] if args.paths else Path(".")
     loaded = load_config(args.config, start)
-    result = _checked(args, loaded)
+    chosen = _selection(loaded, args.select, args.ignore)
+    result = _checked(args, loaded, chosen)
+    if args.show_fixes:
+        _show_fixes(args, _with_fixes(result, loaded, chosen), loaded, out)
+        return _exit_code(result, args)
+    if args.fix:
+        result = _fix(args, result, loaded, chosen)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
+    if args.format in CARRIES_FIXES or summary_file:
+        _with_fixes(result, loaded, chosen, whole=False)
     color = args.output is None and args.format == "text" and out.is_terminal
     context = _report_context(result, loaded, color, args.show_baselined)
     _warn_stale(result, loaded)
     _emit(RENDERERS[args.format](context), args.output, out, color)
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if args.format == "github" and summary_file:
+    if summary_file:
         # GitHub shows 10 annotations of each level per step; the summary holds them all.
         with open(summary_file, "a", encoding="utf-8") as stream:
             stream.write(RENDERERS["markdown"](context))
+    return _exit_code(result, args)
+
+
+def _exit_code(result: CheckResult, args: argparse.Namespace) -> int:
     failing = any(f.severity is Severity.ERROR for f in result.findings)
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_CLEAN
 

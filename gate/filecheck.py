@@ -225,13 +225,13 @@ def teardown_stage(
     text = decode(data)
     if prepared is not None and prepared.digest == digest_of(data):
         spans, level_triggered = prepared.spans, prepared.level_triggered
+        candidates = list(filter(_picker(settings, prefilter), spans))
     else:
         findings: list[Finding] = []
         tree = _parse(data, path, findings)
         if tree is None:
             return findings, ()
-        spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
-    candidates = list(filter(_picker(settings, prefilter), spans))
+        spans, level_triggered, candidates = teardown_functions(tree, data, settings, prefilter)
     if not candidates:
         return [], ()
     from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed
@@ -239,6 +239,15 @@ def teardown_stage(
     view = ProjectView(index, module_name(path))
     found = teardown_findings(path, text, spans, level_triggered, candidates, settings, view)
     return found, tuple(view.consulted.items())
+
+
+def teardown_functions(
+    tree: ast.Module, data: bytes, settings: GateConfig, prefilter: bool = True
+) -> tuple[list[FunctionSpan], bool, list[FunctionSpan]]:
+    """The file's functions, whether it is trio/anyio code, and the functions the teardown
+    rules analyse (the fixer asks for the same)."""
+    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    return spans, level_triggered, list(filter(_picker(settings, prefilter), spans))
 
 
 def still_valid(result: FileResult, index: ProjectIndex) -> bool:

@@ -107,6 +107,31 @@ Detail = TeardownDetail | ComplexityDetail | RuffDetail
 
 
 @dataclass(frozen=True)
+class Fix:
+    """gate's rewrite of the teardown region a finding is in, or why there is none.
+
+    Lines `start_line`..`end_line` (1-based, whole lines: those the rewrite changes, or the
+    region's when there is no rewrite) read `original` and become `replacement`;
+    `replacement` is None when no rewrite is safe, and `note` then says why (otherwise, what the
+    rewrite does). `where` names the region ("finally block of `Orchestrator.run`"); `lost` the
+    steps its findings show can be skipped or cut short. Every finding of one region carries
+    the same Fix.
+    """
+
+    start_line: int
+    end_line: int
+    original: str
+    replacement: str | None
+    note: str
+    where: str = ""
+    lost: tuple[str, ...] = ()
+
+    @property
+    def available(self) -> bool:
+        return self.replacement is not None
+
+
+@dataclass(frozen=True)
 class Finding:
     """One reported problem.
 
@@ -124,6 +149,7 @@ class Finding:
     anchor: str = ""
     related: tuple[Related, ...] = ()
     detail: Detail | None = None
+    fix: Fix | None = None
 
     @property
     def fingerprint(self) -> str:

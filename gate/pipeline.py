@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate.analysis.summary import ModuleSummary
 from gate.checks import rules_of
 from gate.complexity.facts import RatchetFacts
 from gate.complexity.measure import FunctionComplexity
@@ -41,7 +42,9 @@ from gate.source import Suppressions
 class CheckResult:
     """A run's findings (sorted), and what the findings baseline held back: the findings it
     grandfathers and its stale entries (None when the project has no findings baseline).
-    `rules` describes the codes of ruff's findings for the renderers."""
+    `rules` describes the codes of ruff's findings for the renderers; `summaries` are its files'
+    function summaries, which the teardown analysis resolved awaited callees in (the fixer runs
+    it again with them)."""
 
     findings: list[Finding]
     files: int
@@ -50,6 +53,7 @@ class CheckResult:
     baselined: list[Finding] = field(default_factory=list)
     stale: list[Entry] | None = None
     rules: dict[str, Rule] = field(default_factory=dict)
+    summaries: list[ModuleSummary] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +64,7 @@ class _FileStage:
     unparsed: list[Finding] = field(default_factory=list)
     noqa: dict[str, Suppressions] = field(default_factory=dict)
     excluded: int = 0
+    summaries: list[ModuleSummary] = field(default_factory=list)
 
 
 def _discover(paths: Sequence[Path], loaded: LoadedConfig) -> Discovered:
@@ -82,6 +87,8 @@ def _file_stage(
     ):
         stage.findings.extend(result.all_findings)
         stage.noqa[source.relative] = result.noqa
+        if result.summary is not None:
+            stage.summaries.append(result.summary)
         if result.functions is None:
             stage.unparsed.extend(result.findings)
         else:
@@ -224,6 +231,7 @@ def run_check(
         baselined=sorted(held.baselined, key=Finding.sort_key) if held is not None else [],
         stale=held.stale if held is not None else None,
         rules=found.rules,
+        summaries=found.stage.summaries,
     )
 
 

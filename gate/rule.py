@@ -11,6 +11,21 @@ from typing import Any
 from gate.model import Detail, Family, Finding, Location, Related, Severity
 
 
+class Autofix(str, Enum):
+    """What `gate check --fix` does about a rule's findings; gate/fix/ routes on this.
+
+    HOLD: hold the interrupt at each of the finding's interrupt points and re-raise the first
+    after the region (under trio/anyio, where a held cancel fires again at the next await, the
+    points are shielded instead). KEEP: the handler or `suppress` the finding points at keeps
+    the cancellation it catches, re-raised after the region. SHIELD: the finding's interrupt
+    points go under a shielded cancel scope of the module's library.
+    """
+
+    HOLD = "hold"
+    KEEP = "keep"
+    SHIELD = "shield"
+
+
 class Scope(str, Enum):
     """What a rule's check looks at: one file at a time, or the whole project at once."""
 
@@ -41,6 +56,7 @@ class Rule:
     always_reported: bool = False
     example_baseline: tuple[tuple[str, int], ...] = ()
     url: str | None = None  # its own documentation page, when it has one (ruff's rules do)
+    autofix: Autofix | None = None
 
     def finding(
         self,

@@ -18,7 +18,8 @@ from gate.filters import without_noqa
 from gate.model import Family
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((ROOT / "rules").glob("*.py"))
+# `<rule-name>.fixed.py` is what `gate check --fix` makes of `<rule-name>.py` (tests/test_fix.py)
+EXAMPLES = sorted(p for p in (ROOT / "rules").glob("*.py") if not p.name.endswith(".fixed.py"))
 SECTIONS = (
     "What it does",
     "Why is this bad?",
@@ -115,6 +116,8 @@ def test_docs_have_every_section(code: str) -> None:
     assert rule.doc.startswith(f"# {code} {rule.name}\n")
     for title in SECTIONS:
         assert rule.section(title), f"{code} docs lack a '## {title}' section"
+    if rule.autofix is not None:
+        assert rule.section("Fix"), f"{code} has a fix but its docs lack a '## Fix' section"
 
 
 @pytest.mark.parametrize("code", sorted(c for c in RULES if RULES[c].examples("Example")))

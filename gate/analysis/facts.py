@@ -201,6 +201,7 @@ class Region:
     # entered only because a cancel already landed: a cancellation handler, or a helper awaited
     # from one (on asyncio, cutting it short needs a second cancel)
     entered_by_cancel: bool = False
+    body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
     # The code the region spans, its header included: the `finally:` block, the handler, or the
     # whole function for a region that is a function's body.

@@ -28,19 +28,36 @@ def teardown_findings(
     project: Project | None = None,
 ) -> list[Finding]:
     """The teardown findings of the candidate functions (and the helpers they await)."""
-    lines = source_lines(text)
-    in_tests = matches(path, settings.teardown.test_paths)
     try:
-        analysis = analyse_functions(
-            lines, spans, level_triggered, settings.teardown, candidates, in_tests, project
-        )
+        analysis = analyse(path, text, spans, level_triggered, candidates, settings, project)
     except (AnalysisError, RecursionError) as error:
         line = getattr(error, "line", 1)
         column = getattr(error, "column", 1)
         reason = str(error) if isinstance(error, AnalysisError) else "nested too deeply"
         message = f"teardown rules skipped: {reason}, though Python can parse it"
         return [analysis_skipped.finding(path, message, line, column)]
-    locate = _locator(path, analysis)
+    return judge(analysis, locator(path, analysis))
+
+
+def analyse(
+    path: str,
+    text: str,
+    spans: list[FunctionSpan],
+    level_triggered: bool,
+    candidates: list[FunctionSpan],
+    settings: GateConfig,
+    project: Project | None = None,
+) -> ModuleAnalysis:
+    """The facts the teardown rules judge, for this file (the fixer asks for them too).
+    Raises AnalysisError and RecursionError as `analyse_functions` does."""
+    in_tests = matches(path, settings.teardown.test_paths)
+    return analyse_functions(
+        source_lines(text), spans, level_triggered, settings.teardown, candidates, in_tests, project
+    )
+
+
+def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
+    """Every teardown rule's findings over the facts, each fingerprint distinct."""
     findings: list[Finding] = []
     for rule in rules_of(Family.TEARDOWN):
         assert rule.check is not None
@@ -48,7 +65,7 @@ def teardown_findings(
     return _unique_anchors(findings)
 
 
-def _locator(path: str, analysis: ModuleAnalysis) -> Locate:
+def locator(path: str, analysis: ModuleAnalysis) -> Locate:
     """Positions of reported nodes, resolved for the one parsed function a node lives in, and
     only when a finding needs it."""
     positions: dict[object, Location] = {}

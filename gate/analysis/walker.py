@@ -620,6 +620,7 @@ class _RegionWalker:
         origin: str,
         function_lines: tuple[int, int],
         entered_by_cancel: bool = False,
+        body: cst.BaseSuite | None = None,
     ) -> Region:
         """The region's facts, each interrupt point marked guarded/shielded."""
         resolved = {id(point): self._resolve(point) for point in self.points}
@@ -640,6 +641,7 @@ class _RegionWalker:
             steps=steps,
             cancel_handlers=tuple(self.cancel_handlers),
             entered_by_cancel=entered_by_cancel,
+            body=body,
         )
 
     def _tier(self, kind: RegionKind, step: CriticalStep) -> Consequence:
@@ -803,7 +805,7 @@ class _Analyser:
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
-        region = walker.region(kind, span.qualname, origin, lines, by_cancel)
+        region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
         region = dataclasses.replace(region, extent=extent or snippet.function)
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))

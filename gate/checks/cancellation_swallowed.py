@@ -56,6 +56,26 @@ Only handlers inside a teardown region are checked: a worker loop's top-level
 `except CancelledError: pass` is a choice this rule does not judge. A flag counts as kept when it
 is read anywhere else in the function, even if it is never acted on.
 
+## Fix
+`gate check --fix` makes the handler keep what it caught (`except asyncio.CancelledError as
+error: interrupt = interrupt or error`, naming the exception when the handler did not) and
+re-raises it after the rest of the region, so the teardown still finishes and the task still
+ends cancelled. A handler that also catches ordinary exceptions (`except BaseException`, a bare
+`except:`) keeps only what is not an `Exception`: ordinary errors stay swallowed, as before. A
+`suppress` of cancellation becomes a `try` that still suppresses the other exceptions it named and
+keeps the cancellation.
+
+## Fix safety
+The task now ends cancelled where it used to carry on: that is the point, but code that relied on
+the swallow (a worker loop inside a teardown) changes behaviour. A `return`, `break` or
+`continue` that leaves the region re-raises the kept cancellation first. There is no fix, and the
+finding says why, when the region yields (the kept cancellation would wait across the `yield`),
+for an `except*` handler (re-raising its group would change what is raised), for a
+`suppress` that shares its `with` with other context managers, and when the guarded code awaits
+a task or future rather than a call (`task.cancel(); await task`): the cancellation caught may be
+that task's own, and re-raising it would make the function look cancelled. A coroutine awaited
+through a call can still hand up a child task's cancel; gate cannot see that.
+
 ## Options
 None.
 """
@@ -67,7 +87,7 @@ from typing import TYPE_CHECKING
 
 from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -208,4 +228,5 @@ RULE = Rule(
     fix="Keep the exception (except CancelledError as e: interrupt = e) and re-raise it once the "
     "teardown is done.",
     check=check,
+    autofix=Autofix.KEEP,
 )

@@ -52,6 +52,26 @@ async def run(self):
 A handler for a name gate cannot resolve (an alias of `BaseException`, a variable holding
 `anyio.get_cancelled_exc_class()`) is taken as narrower than cancellation.
 
+## Fix
+`gate check --fix` gives the `try` one more handler, after its own, that holds what they let
+through: `except BaseException as error: interrupt = interrupt or error`; the held interrupt is
+re-raised after the rest of the region. A `suppress(...)` is wrapped in such a `try`. When the
+guarded block holds a step after the await, each await in it is held in place instead, re-raising
+an `Exception` for the guard to see and keeping only what it misses. The existing handlers still
+catch what they caught; only cancellation (and the other `BaseException`s) is held now instead of
+skipping the teardown.
+
+## Fix safety
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
+first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
+why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is inside
+a comprehension, when the step is inside the very statement that awaits (the body of an `async
+with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
+change nothing at run time).
+
 ## Options
 The critical-step options of skippable-teardown-step decide which awaits matter.
 """
@@ -70,7 +90,7 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def misses_cancellation(enclosure: Enclosure) -> bool:
@@ -129,4 +149,5 @@ RULE = Rule(
     fix="Also catch asyncio.CancelledError (a BaseException), keep it, and re-raise it after "
     "the remaining steps.",
     check=check,
+    autofix=Autofix.HOLD,
 )

@@ -56,6 +56,41 @@ missed unless marked with `# gate: critical`. Order is source order: an await in
 and a step in the `else` branch are known not to precede each other, but a `return` or `raise`
 between them is not followed. Helpers are followed only within one module.
 
+## Fix
+`gate check --fix` (and the suggestion in review formats) holds the interrupt at every unguarded
+await before the step, runs the rest of the region, then re-raises the first interrupt it held,
+the same object:
+```
+finally:
+    interrupt: BaseException | None = None
+    try:
+        await self.post_run()
+    except BaseException as error:
+        interrupt = interrupt or error
+    self.write_result()
+    if interrupt is not None:
+        raise interrupt
+```
+A region that already holds in a variable (`interrupt = None` above, `if interrupt is not None:
+raise interrupt` at its end) has that variable extended rather than a second one added. An await
+inside a `try` whose handlers miss cancellation gains a handler after them (they still see what
+they saw before); one under a `suppress(...)` has the `with` wrapped. When the guarded block holds
+a step after the await, each await in it is held in place instead, re-raising an `Exception` for
+the guard to see and keeping only what it misses. Under trio/anyio the awaits go under a shielded
+cancel scope instead (see unshielded-teardown-await): a held cancel would fire again at the next
+await.
+
+## Fix safety
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
+first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
+why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is inside
+a comprehension, when the step is inside the very statement that awaits (the body of an `async
+with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
+change nothing at run time).
+
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
 - `tool.gate.teardown.teardown-functions`: qualname globs whose whole body is a region.
@@ -68,7 +103,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def _message(region: Region, step: CriticalStep, first: InterruptPoint, line: int) -> str:
@@ -111,4 +146,5 @@ RULE = Rule(
     fix="Hold the interrupt around each earlier await (except CancelledError as e: keep e), "
     "finish every step, then re-raise it.",
     check=check,
+    autofix=Autofix.HOLD,
 )

@@ -53,6 +53,24 @@ Under trio and anyio the same await is reported once, as unshielded-teardown-awa
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
 
+## Fix
+`gate check --fix` holds the interrupt at the step's await (`try:` ... `except BaseException as
+error: interrupt = interrupt or error`), runs the rest of the region, then re-raises the first
+interrupt held, as for skippable-teardown-step. The step itself still stops where the cancel
+landed: the hold lets what follows it run. When nothing follows, holding would change nothing at
+run time and there is no fix: make the step idempotent, or under trio/anyio shield it.
+
+## Fix safety
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
+first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
+why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is inside
+a comprehension, when the step is inside the very statement that awaits (the body of an `async
+with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
+change nothing at run time).
+
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
 - The critical-step options of skippable-teardown-step.
@@ -64,7 +82,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region
 from gate.model import Family, Finding, Severity
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def cut_points(step: CriticalStep) -> list[InterruptPoint]:
@@ -121,4 +139,5 @@ RULE = Rule(
     fix="Await the step inside try/except CancelledError that keeps the exception and re-raises "
     "it after the remaining steps (asyncio.shield alone is not enough).",
     check=check,
+    autofix=Autofix.HOLD,
 )

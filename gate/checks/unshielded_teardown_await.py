@@ -41,6 +41,27 @@ async def run(conn):
 A module counts as trio/anyio when it imports either; an asyncio module that imports anyio for one
 helper is judged by the level-triggered rules too. Shield scopes opened in a caller are not seen.
 
+## Fix
+`gate check --fix` puts the region's statements, from the first unshielded await to the last,
+under a shielded cancel scope of the module's library (`with trio.CancelScope(shield=True):`,
+`anyio.CancelScope` under anyio; the one the function spells out when the module imports both),
+with a comment suggesting a deadline:
+```
+finally:
+    # Shielded: a cancel cannot cut this teardown short. If it can hang, bound it instead:
+    # with trio.move_on_after(SECONDS, shield=True):
+    with trio.CancelScope(shield=True):
+        await conn.send_goodbye()
+```
+The same fix resolves skippable-teardown-step, unguarded-cleanup-await and
+guard-misses-cancellation in a trio/anyio module.
+
+## Fix safety
+A shielded scope without a deadline cannot be cancelled: a teardown await that hangs now hangs
+for ever. Give it a deadline (`move_on_after(SECONDS, shield=True)`) when it can. There is no fix
+when the shielded range would hold a `yield`, or when the module imports neither `trio` nor
+`anyio` by name (nor `CancelScope` from them).
+
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that shield what they run.
 """
@@ -52,7 +73,7 @@ from collections.abc import Iterator
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.analysis.vocabulary import only_waits
 from gate.model import Family, Finding, Severity
-from gate.rule import Locate, Rule
+from gate.rule import Autofix, Locate, Rule
 
 
 def _severity(analysis: ModuleAnalysis, at_stake: list[CriticalStep], region: Region) -> Severity:
@@ -106,4 +127,5 @@ RULE = Rule(
     fix="Wrap the teardown awaits in `with trio.move_on_after(T, shield=True):` "
     "(anyio.move_on_after(T, shield=True) under anyio).",
     check=check,
+    autofix=Autofix.SHIELD,
 )

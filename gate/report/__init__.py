@@ -20,3 +20,6 @@ RENDERERS: dict[str, Renderer] = {
     "markdown": markdown.render,
     "junit": junit.render,
 }
+
+# The formats that carry gate's fixes: the command line plans them only for these.
+CARRIES_FIXES = frozenset({"markdown", "rdjson", "rdjsonl", "sarif"})

@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 for GitHub code scanning."""
+"""SARIF 2.1.0 for GitHub code scanning; gate's fixes as `fixes` with `artifactChanges`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from gate.model import Family, Finding, Location, Severity
+from gate.model import Family, Finding, Fix, Location, Severity
 from gate.report.context import ReportContext
 from gate.rule import Rule
 
@@ -54,6 +54,28 @@ def _physical(location: Location, context: ReportContext) -> dict[str, Any]:
     }
 
 
+def _fix(path: str, fix: Fix, context: ReportContext) -> dict[str, Any]:
+    """The rewrite as one replacement of the region's whole lines."""
+    last = fix.original.splitlines()[-1] if fix.original else ""
+    text = fix.replacement or ""
+    text = text[:-2] if text.endswith("\r\n") else text.rstrip("\n")
+    deleted = {
+        "startLine": fix.start_line,
+        "startColumn": 1,
+        "endLine": fix.end_line,
+        "endColumn": len(last) + 1,
+    }
+    return {
+        "description": {"text": fix.note},
+        "artifactChanges": [
+            {
+                "artifactLocation": _physical(Location(path, 1, 1), context)["artifactLocation"],
+                "replacements": [{"deletedRegion": deleted, "insertedContent": {"text": text}}],
+            }
+        ],
+    }
+
+
 def _result(finding: Finding, index: dict[str, int], context: ReportContext) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.code,
@@ -63,6 +85,8 @@ def _result(finding: Finding, index: dict[str, int], context: ReportContext) -> 
         "locations": [{"physicalLocation": _physical(finding.location, context)}],
         "partialFingerprints": {"gateFingerprint/v1": finding.fingerprint},
     }
+    if finding.fix is not None and finding.fix.available:
+        result["fixes"] = [_fix(finding.location.path, finding.fix, context)]
     if finding.related:
         result["relatedLocations"] = [
             {

@@ -1,0 +1,162 @@
+# Annotated examples for GATE103 cancellation-swallowed.
+import asyncio
+
+
+class Pass:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self._run_post_commands()
+            # ruleid: cancellation-swallowed
+            except asyncio.CancelledError as error:
+                interrupt = interrupt or error
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class FlagNeverRead:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self._run_post_commands()
+            # ruleid: cancellation-swallowed
+            except BaseException as error:
+                cancelled = True  # noqa: F841
+                if not isinstance(error, Exception):
+                    interrupt = interrupt or error
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class AbsorbingFlag:
+    async def run(self):
+        cancelled = False
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self._run_post_commands()
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                cancelled = True
+            # ok: skippable-teardown-step
+            self._finalize_result()
+            if cancelled:
+                raise asyncio.CancelledError
+
+
+class KeptObject:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            pending = []
+            try:
+                await self._run_post_commands()
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError as error:
+                pending.append(error)
+            self._finalize_result()
+            if pending:
+                raise pending[0]
+
+
+class Reraised:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                # ruleid: unguarded-cleanup-await
+                await self._cleanup()
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                self.log("cancelled during cleanup")
+                raise
+
+
+class BareExcept:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self.notify()
+            # ruleid: cancellation-swallowed
+            except BaseException as error:  # noqa: E722
+                if not isinstance(error, Exception):
+                    interrupt = interrupt or error
+                if interrupt is not None:
+                    raise interrupt
+                return
+            if interrupt is not None:
+                raise interrupt
+
+
+class WorkerLoopIsNotTeardown:
+    async def run(self):
+        try:
+            await self.evaluate()
+        # ok: cancellation-swallowed
+        except asyncio.CancelledError:
+            pass
+
+
+class BroadHandlerAfterACancelHandler:
+    # Found on real code: the second handler never sees the cancel the first one takes.
+    async def run(self):
+        try:
+            await self.evaluate()
+        except asyncio.CancelledError:
+            self.write_result()
+            raise
+        # ok: cancellation-swallowed
+        except BaseException:
+            pass
+
+
+class FailIsARaise:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self.post_run()
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pytest.fail("post_run must not be cancelled")
+
+
+class SwallowedThenReraised:
+    # The inner handler drops the child's cancel; the bare raise after it carries on the outer one.
+    async def run(self, task):
+        try:
+            await self.evaluate()
+        except BaseException:
+            task.cancel()
+            try:
+                await task
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pass
+            raise
+
+
+class WaitsForTheTaskItCancelled:
+    # A warning, not an error: the handler takes the child's cancel.
+    async def stop(self):
+        self._task.cancel()
+        try:
+            await self._task
+        # ruleid: cancellation-swallowed
+        except asyncio.CancelledError:
+            pass

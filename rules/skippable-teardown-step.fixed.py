@@ -1,0 +1,351 @@
+# Annotated examples for GATE100 skippable-teardown-step (and the other GATE1xx findings that the
+# same code draws). Each marker applies to the next code line.
+import asyncio
+
+
+class NoGuard:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            self._refresh_tool_versions()
+            interrupt: BaseException | None = None
+            try:
+                await self._run_post_commands()
+            except BaseException as error:
+                interrupt = interrupt or error
+            try:
+                # ruleid: skippable-teardown-step
+                # ruleid: unguarded-cleanup-await
+                await self._cleanup()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class GuardOnFirstAwaitOnly:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt = None
+            try:
+                await self._run_post_commands()
+            except asyncio.CancelledError as error:
+                interrupt = error
+            try:
+                # ruleid: unguarded-cleanup-await
+                await self._cleanup()
+            except BaseException as exc:
+                interrupt = interrupt or exc
+            # ruleid: skippable-teardown-step
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class HoldAndReraise:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt = None
+            try:
+                await self._run_post_commands()
+            except asyncio.CancelledError as error:
+                interrupt = error
+            try:
+                # ok: unguarded-cleanup-await
+                await self._cleanup()
+            except asyncio.CancelledError as error:
+                interrupt = interrupt or error
+            # ok: skippable-teardown-step
+            self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class NestedFinallyChain:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self._run_post_commands()
+            finally:
+                try:
+                    # ok: unguarded-cleanup-await
+                    await self._cleanup()
+                finally:
+                    # ok: skippable-teardown-step
+                    self._finalize_result()
+
+
+class ChainTooShort:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self._run_post_commands()
+            finally:
+                try:
+                    # ruleid: unguarded-cleanup-await
+                    await self._cleanup()
+                except BaseException as error:
+                    interrupt = interrupt or error
+                # ruleid: skippable-teardown-step
+                self._finalize_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class AsyncWithAndForInFinally:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                async with self.lock:
+                    self.flag = False
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+
+    async def drain(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                async for item in self.pending():
+                    self.log(item)
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.save_state()
+            if interrupt is not None:
+                raise interrupt
+
+
+class CancellationHandler:
+    async def run(self):
+        try:
+            await self.evaluate()
+        except asyncio.CancelledError:
+            interrupt: BaseException | None = None
+            try:
+                await self.notify()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.persist_partial()
+            if interrupt is not None:
+                raise interrupt
+            raise
+
+
+class Resource:
+    async def __aexit__(self, *exc_info):
+        interrupt: BaseException | None = None
+        try:
+            # ruleid: unguarded-cleanup-await
+            await self.flush_buffers()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self.release_lock()
+        if interrupt is not None:
+            raise interrupt
+
+
+class LoopCarried:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            for connection in self.connections:
+                try:
+                    # ruleid: skippable-teardown-step
+                    # ruleid: unguarded-cleanup-await
+                    await connection.close()
+                except BaseException as error:
+                    interrupt = interrupt or error
+            if interrupt is not None:
+                raise interrupt
+
+
+class ExclusiveBranches:
+    async def run(self, failed):
+        try:
+            await self.evaluate()
+        finally:
+            if failed:
+                await self.report_failure()
+            else:
+                # ok: skippable-teardown-step
+                self.write_result()
+
+
+class NestedDefInFinally:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+
+            async def later():
+                await self.notify()
+                self.write_result()
+
+            self.schedule(later)
+            # ok: skippable-teardown-step
+            self.write_result()
+
+
+class AwaitedHelper:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            # ruleid: unguarded-cleanup-await
+            await self._teardown()
+
+    async def _teardown(self):
+        interrupt: BaseException | None = None
+        try:
+            await self.notify()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self.remove_temp_dir()
+        if interrupt is not None:
+            raise interrupt
+
+
+class MarkedCritical:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self.notify()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.rows.append(self.result)  # gate: critical
+            if interrupt is not None:
+                raise interrupt
+
+
+class StepsOnTheInterruptsOwnPath:
+    # Found on real code: the handler the cancel lands in, and the finally of the same try, run
+    # because of the interrupt; only what comes after the try is skipped.
+    async def run(self, proc):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                try:
+                    await proc.wait()
+                except BaseException:
+                    # ok: skippable-teardown-step
+                    proc.kill()
+                    raise
+                finally:
+                    # ok: skippable-teardown-step
+                    release(proc)
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+
+
+class InflectedAndCancelledSteps:
+    async def run(self, tasks):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            for task in tasks:
+                # ruleid: skippable-teardown-step
+                task.cancel()
+                try:
+                    await task
+                except BaseException as error:
+                    interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.mark_stopped()
+            # ok: skippable-teardown-step
+            self.is_stopped()
+            if interrupt is not None:
+                raise interrupt
+
+
+class TeardownMethodIsARegion:
+    # An async teardown method (aclose, close, shutdown, stop, cleanup, ...) is teardown as a
+    # whole: a cancel at an earlier await skips the rest.
+    async def cleanup(self):
+        interrupt: BaseException | None = None
+        for site in list(self._sites):
+            try:
+                # ruleid: skippable-teardown-step
+                # ruleid: unguarded-cleanup-await
+                await site.stop()
+            except BaseException as error:
+                interrupt = interrupt or error
+        try:
+            # ruleid: skippable-teardown-step
+            # ruleid: unguarded-cleanup-await
+            await self._server.shutdown()
+        except BaseException as error:
+            interrupt = interrupt or error
+        try:
+            # ruleid: skippable-teardown-step
+            # ruleid: unguarded-cleanup-await
+            await self._release_hooks()
+        except BaseException as error:
+            interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+
+class RegisteredCallback:
+    # A function registered to run at teardown is teardown as a whole.
+    async def start(self, stack, app):
+        stack.push_async_callback(self._disconnect)
+        app.on_cleanup.append(self._on_app_cleanup)
+
+    async def _disconnect(self):
+        interrupt: BaseException | None = None
+        try:
+            await self._session.drain()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self._proc.kill()
+        if interrupt is not None:
+            raise interrupt
+
+    async def _on_app_cleanup(self):
+        interrupt: BaseException | None = None
+        try:
+            await self._pool.drain()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self._pool.release_all()
+        if interrupt is not None:
+            raise interrupt
