@@ -144,6 +144,10 @@ def _size(job: _Job) -> int:
         return 0
 
 
+def _may_need_teardown(jobs: list[_Job]) -> bool:
+    return any(job.data is not None and may_hold_teardown(job.data) for job in jobs)
+
+
 def _load_teardown_rules() -> None:
     """Import the teardown rules (libcst) in this process, so that the workers of the teardown
     stage, forked from it, start with them loaded instead of each importing them again."""
@@ -271,14 +275,7 @@ def _teardown_stages(
     the cached analysis consulted summaries that have changed, or the file changed where the
     teardown rules read it."""
     index = ProjectIndex([r.summary for r in results if r.summary is not None] + imported)
-    stale = []
-    for i, result in enumerate(results):
-        if not result.needs_teardown or still_valid(result, index):
-            continue
-        if _kept_analysis(result, cache.replaced_result(keys[i]), index):
-            cache.update(keys[i], result)
-        else:
-            stale.append(i)
+    stale = _stale(results, keys, cache, index)
     jobs = [_Job(files[i], settings, None, results[i].prepared) for i in stale]
     computed = _compute(_teardown_stage, jobs, options, lambda: None, index)
     for i, (findings, consulted) in zip(stale, computed, strict=True):
@@ -287,6 +284,22 @@ def _teardown_stages(
     for result in results:
         if result.teardown is None:
             result.teardown = []
+
+
+def _stale(
+    results: list[FileResult], keys: list[str], cache: ResultCache, index: ProjectIndex
+) -> list[int]:
+    """The files whose teardown analysis must run: those that need one and have none that
+    still holds (from the cache, or from the earlier version of a changed file)."""
+    stale = []
+    for i, result in enumerate(results):
+        if not result.needs_teardown or still_valid(result, index):
+            continue
+        if _kept_analysis(result, cache.replaced_result(keys[i]), index):
+            cache.update(keys[i], result)
+        else:
+            stale.append(i)
+    return stale
 
 
 def _kept_analysis(result: FileResult, earlier: FileResult | None, index: ProjectIndex) -> bool:
@@ -329,10 +342,8 @@ def _first_stages(
             continue
         jobs.append(_Job(source, settings, data))
         waiting.append((index, key, digest, stat))
-    likely = teardown and any(job.data is not None and may_hold_teardown(job.data) for job in jobs)
-    computed = _compute(
-        _first_stage, jobs, options, done, meanwhile=_load_teardown_rules if likely else None
-    )
+    meanwhile = _load_teardown_rules if teardown and _may_need_teardown(jobs) else None
+    computed = _compute(_first_stage, jobs, options, done, meanwhile=meanwhile)
     for (index, key, digest, stat), result in zip(waiting, computed, strict=True):
         results[index] = result
         cache.put(key, digest, result, stat)

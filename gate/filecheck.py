@@ -156,12 +156,24 @@ def first_stage(
     if b"async" in data or b"shield" in data or not prefilter:
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
-        spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
-        result.needs_teardown = any(map(_picker(settings, prefilter), spans))
-        if result.needs_teardown:
-            result.prepared = Prepared(digest_of(data), spans, level_triggered)
-            result.teardown_key = teardown_key(spans, level_triggered, text)
+        _prepare_teardown(result, tree, data, text, settings, prefilter)
     return result
+
+
+def _prepare_teardown(
+    result: FileResult,
+    tree: ast.Module,
+    data: bytes,
+    text: str,
+    settings: GateConfig,
+    prefilter: bool,
+) -> None:
+    """Does the file need the teardown stage; if so, what that stage needs of this one."""
+    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    result.needs_teardown = any(map(_picker(settings, prefilter), spans))
+    if result.needs_teardown:
+        result.prepared = Prepared(digest_of(data), spans, level_triggered)
+        result.teardown_key = teardown_key(spans, level_triggered, text)
 
 
 def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) -> str:

@@ -97,17 +97,10 @@ def swallows(handler: CancelHandler) -> bool:
     """A cancellation handler that neither re-raises nor keeps the exception or a flag."""
     import libcst as cst  # loaded only when there is teardown code to judge
 
-    from gate.analysis.cstwalk import descendants
-    from gate.analysis.walker import RAISING_CALLS, dotted_name
-
     if handler.reraised_after:
         return False  # the block around the `try` ends with a raise that carries the cancel on
     body = handler.node.body
-    below = list(descendants(body))
-    if any(isinstance(node, cst.Raise) for node in below):
-        return False
-    calls = [node for node in below if isinstance(node, cst.Call)]
-    if any(dotted_name(call.func) in RAISING_CALLS for call in calls):
+    if _raises(body):
         return False
     name = handler.node.name.name if handler.node.name is not None else None
     if isinstance(name, cst.Name) and name.value in _loaded_names(body):
@@ -116,6 +109,21 @@ def swallows(handler: CancelHandler) -> bool:
     if flags is None:
         return False  # an attribute or subscript was set: kept somewhere we cannot follow
     return not flags or not (flags & _names_read_outside(handler.function_body, handler.node))
+
+
+def _raises(body: cst.CSTNode) -> bool:
+    """Is there a `raise`, or a call that never returns (`pytest.fail`), in the block?"""
+    import libcst as cst
+
+    from gate.analysis.cstwalk import descendants
+    from gate.analysis.walker import RAISING_CALLS, dotted_name
+
+    for node in descendants(body):
+        if isinstance(node, cst.Raise):
+            return True
+        if isinstance(node, cst.Call) and dotted_name(node.func) in RAISING_CALLS:
+            return True
+    return False
 
 
 def _loaded_names(body: cst.CSTNode) -> set[str]:

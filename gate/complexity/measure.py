@@ -104,44 +104,62 @@ def _fields(kind: type) -> tuple[str, ...]:
     return names
 
 
+# (node, depth, the function whose count it adds to: a (line, column) key or None)
+_Pending = list[tuple[ast.AST, int, tuple[int, int] | None]]
+_FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
     """radon's complexity of every function by (line, column), None when the tree is deeper
     than SAFE_DEPTH. A function counts 1 plus the decision points of its body; a nested
     function or class counts for itself alone; an `assert` counts 1 and is not entered; a
     function's decorators, defaults and annotations and a class's bases count for nothing."""
     numbers: dict[tuple[int, int], int] = {}
-    # (node, depth, the function whose count it adds to: a (line, column) key or None)
-    pending: list[tuple[ast.AST, int, tuple[int, int] | None]] = [(tree, 0, None)]
-    function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
+    pending: _Pending = [(tree, 0, None)]
     while pending:
         node, depth, owner = pending.pop()
         if depth > SAFE_DEPTH:
             return None
-        kind = type(node)
-        if kind in function_types:
-            key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            numbers[key] = 1
-            pending.extend((child, depth + 1, key) for child in node.body)  # type: ignore[attr-defined]
-            continue
-        if kind is ast.ClassDef:
-            pending.extend((child, depth + 1, None) for child in node.body)  # type: ignore[attr-defined]
-            continue
-        if owner is not None:
-            if kind is ast.Assert:
-                numbers[owner] += 1
-                continue
-            decisions = _DECISIONS.get(kind)
-            if decisions is not None:
-                numbers[owner] += decisions(node)
-        for name in _fields(kind):
-            value = getattr(node, name)
-            if isinstance(value, list):
-                pending.extend(
-                    (item, depth + 1, owner) for item in value if isinstance(item, ast.AST)
-                )
-            elif isinstance(value, ast.AST):
-                pending.append((value, depth + 1, owner))
+        _count(node, depth, owner, numbers, pending)
     return numbers
+
+
+def _count(
+    node: Any,
+    depth: int,
+    owner: tuple[int, int] | None,
+    numbers: dict[tuple[int, int], int],
+    pending: _Pending,
+) -> None:
+    """Add what `node` adds to its function's number, and queue what radon visits below it."""
+    kind = type(node)
+    if kind in _FUNCTION_TYPES:
+        key = (node.lineno, node.col_offset)
+        numbers[key] = 1
+        pending.extend((child, depth + 1, key) for child in node.body)
+        return
+    if kind is ast.ClassDef:
+        pending.extend((child, depth + 1, None) for child in node.body)
+        return
+    if owner is not None:
+        if kind is ast.Assert:
+            numbers[owner] += 1
+            return
+        decisions = _DECISIONS.get(kind)
+        if decisions is not None:
+            numbers[owner] += decisions(node)
+    _queue_children(node, depth + 1, owner, pending)
+
+
+def _queue_children(
+    node: ast.AST, depth: int, owner: tuple[int, int] | None, pending: _Pending
+) -> None:
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, list):
+            pending.extend((item, depth, owner) for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            pending.append((value, depth, owner))
 
 
 def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
