@@ -140,8 +140,8 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
 def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
     if row is None:
         return None
-    suspends, shielded, cut_safe, holds, managers = row
-    return FunctionSummary(suspends, shielded, cut_safe, holds, tuple(managers))
+    suspends, shielded, cut_safe, holds, managers, steps_cut = row
+    return FunctionSummary(suspends, shielded, cut_safe, holds, tuple(managers), steps_cut)
 
 
 def _dump_answer(answer: FunctionSummary | bool | None) -> Any:

@@ -36,7 +36,7 @@ from gate.analysis.vocabulary import Vocabulary
 from gate.checks import analysis_skipped, syntax_error, unreadable_file
 from gate.complexity.measure import FunctionComplexity, measure
 from gate.config import GateConfig, TeardownConfig
-from gate.discovery import SourceFile
+from gate.discovery import SourceFile, matches
 from gate.model import Finding
 from gate.source import decode, source_lines, suppressions
 
@@ -156,7 +156,7 @@ def first_stage(
     if b"async" in data or b"shield" in data or not prefilter:
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
-        _prepare_teardown(result, tree, data, text, settings, prefilter)
+        _prepare_teardown(result, tree, data, text, settings, prefilter, path)
     return result
 
 
@@ -167,10 +167,11 @@ def _prepare_teardown(
     text: str,
     settings: GateConfig,
     prefilter: bool,
+    path: str,
 ) -> None:
     """Does the file need the teardown stage; if so, what that stage needs of this one."""
     spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
-    result.needs_teardown = any(map(_picker(settings, prefilter), spans))
+    result.needs_teardown = any(map(_picker(settings, prefilter, path), spans))
     if result.needs_teardown:
         result.prepared = Prepared(digest_of(data), spans, level_triggered)
         result.teardown_key = teardown_key(spans, level_triggered, text)
@@ -203,12 +204,13 @@ def _summary(tree: ast.Module, path: str, config: TeardownConfig) -> ModuleSumma
         return None
 
 
-def _picker(settings: GateConfig, prefilter: bool) -> Callable[[FunctionSpan], bool]:
-    """Which functions the teardown rules analyse: those that can hold a region (all async
-    ones without the prefilter)."""
+def _picker(settings: GateConfig, prefilter: bool, path: str) -> Callable[[FunctionSpan], bool]:
+    """Which functions the teardown rules analyse: those that can hold a region, or release what
+    they acquired outside test code (all async ones without the prefilter)."""
     if not prefilter:
         return _is_async
-    return lambda span: is_candidate(span, settings.teardown)
+    releases = not matches(path, settings.teardown.test_paths)
+    return lambda span: is_candidate(span, settings.teardown, releases)
 
 
 def _is_async(span: FunctionSpan) -> bool:
@@ -237,13 +239,15 @@ def teardown_stage(
     text = decode(data)
     if prepared is not None and prepared.digest == digest_of(data):
         spans, level_triggered = prepared.spans, prepared.level_triggered
-        candidates = list(filter(_picker(settings, prefilter), spans))
+        candidates = list(filter(_picker(settings, prefilter, path), spans))
     else:
         findings: list[Finding] = []
         tree = _parse(data, path, findings)
         if tree is None:
             return findings, ()
-        spans, level_triggered, candidates = teardown_functions(tree, data, settings, prefilter)
+        spans, level_triggered, candidates = teardown_functions(
+            tree, data, settings, prefilter, path
+        )
     if not candidates:
         return [], ()
     from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed
@@ -254,12 +258,12 @@ def teardown_stage(
 
 
 def teardown_functions(
-    tree: ast.Module, data: bytes, settings: GateConfig, prefilter: bool = True
+    tree: ast.Module, data: bytes, settings: GateConfig, prefilter: bool = True, path: str = ""
 ) -> tuple[list[FunctionSpan], bool, list[FunctionSpan]]:
     """The file's functions, whether it is trio/anyio code, and the functions the teardown
-    rules analyse (the fixer asks for the same)."""
+    rules analyse at `path` (the fixer asks for the same)."""
     spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
-    return spans, level_triggered, list(filter(_picker(settings, prefilter), spans))
+    return spans, level_triggered, list(filter(_picker(settings, prefilter, path), spans))
 
 
 def still_valid(result: FileResult, index: ProjectIndex) -> bool:

@@ -101,3 +101,96 @@ async def nothing_to_interrupt(pool, conn):
         await pool.discard(conn)
         raise
     return value
+
+
+class Waiter:
+    # found on real code (a connection pool's waiter): the pool reads `error` to learn that the
+    # waiter left; a timeout records it, a cancel abandons the wait just the same and does not
+    async def wait(self, timeout):
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            # ruleid: cleanup-only-on-error
+            self.error = TimeoutError(f"no connection after {timeout} s")
+
+    async def wait_fixed(self, timeout):
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            # ok: cleanup-only-on-error
+            self.error = TimeoutError(f"no connection after {timeout} s")
+        except BaseException as error:
+            self.error = error
+
+
+async def check_loop(pool):
+    # found on real code: a connection that fails its check is put back and the loop tries the
+    # next one; a cancel during the check leaves it checked out for good
+    while True:
+        conn = await pool.get_unchecked()
+        try:
+            await pool.check(conn)
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            await pool.put_back(conn)
+        else:
+            return conn
+
+
+async def check_loop_other_error(pool):
+    # a handler for one other error that does not re-raise is that error's own branch
+    while True:
+        conn = await pool.get_unchecked()
+        try:
+            await pool.check(conn)
+        except ConnectionError:
+            # ok: cleanup-only-on-error
+            await pool.put_back(conn)
+        else:
+            return conn
+
+
+class Connection:
+    # found on real code: a graceful close that fails aborts the transport and re-raises; a
+    # cancel during the close skips the abort, leaving the socket to the server open
+    async def close(self):
+        try:
+            # ruleid: unguarded-cleanup-await
+            await self._protocol.close()
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            self._abort()
+            raise
+
+    async def send_fragments(self, fragments):
+        try:
+            for fragment in fragments:
+                await self._write_frame(fragment)
+        except (Exception, asyncio.CancelledError):
+            # ok: cleanup-only-on-error
+            self._fail_connection(1011)
+            raise
+
+    async def request(self, payload):
+        # a handler that hands the error to a method reports it, and one that raises another
+        # error translates it: neither undoes anything
+        try:
+            return await self._protocol.request(payload)
+        except Exception as error:
+            # ok: cleanup-only-on-error
+            self._remember(error)
+            raise
+        except TimeoutError:
+            # ok: cleanup-only-on-error
+            self._count_timeout()
+            raise RuntimeError("timed out") from None
+
+
+async def warm_worker(worker, timeout):
+    # judged on real code: a local object's flag set on a timeout is the timeout's own business
+    try:
+        await asyncio.wait_for(worker.run(), timeout)
+    except asyncio.TimeoutError:
+        # ok: cleanup-only-on-error
+        worker.started = False
+        return None

@@ -91,3 +91,53 @@ class NothingFollows:
             # ok: guard-misses-cancellation
             except Exception:
                 log.exception("notify failed")
+
+
+class CleanupContexts:
+    # found on real code: an application's cleanup runs every exit in turn, and keeps going when
+    # one fails; a cancel in one exit ends the loop, and the remaining exits never run
+    async def on_cleanup(self, app):
+        errors = []
+        for exit_context in reversed(self._exits):
+            try:
+                await exit_context.__anext__()
+            # ruleid: guard-misses-cancellation
+            except StopAsyncIteration:
+                pass
+            except Exception as error:
+                errors.append(error)
+        if errors:
+            raise errors[0]
+
+    async def on_cleanup_fixed(self, app):
+        errors = []
+        for exit_context in reversed(self._exits):
+            try:
+                await exit_context.__anext__()
+            # ok: guard-misses-cancellation
+            except StopAsyncIteration:
+                pass
+            except (Exception, asyncio.CancelledError) as error:
+                errors.append(error)
+        if errors:
+            raise errors[0]
+
+    async def shutdown(self):
+        # a retry loop's guard is about retrying, not about items: it awaits nothing of the item
+        for _attempt in range(3):
+            try:
+                await self.notify_peer()
+                break
+            # ok: guard-misses-cancellation
+            except OSError:
+                await asyncio.sleep(1)
+
+    async def close(self):
+        # a guard that re-raises does not carry on with the next item
+        for exit_context in self._exits:
+            try:
+                await exit_context.__anext__()
+            # ok: guard-misses-cancellation
+            except Exception:
+                log.exception("exit failed")
+                raise

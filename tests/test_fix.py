@@ -264,6 +264,25 @@ def test_a_return_leaving_the_region_reraises_first(tmp_path: Path) -> None:
     assert_fixed_for_good("job.py", result.fixed, tmp_path)
 
 
+def test_a_raise_leaving_the_region_reraises_the_held_interrupt_first(tmp_path: Path) -> None:
+    # the first interrupt comes out unchanged, not as the error the region raises later; a
+    # raise that a `try` inside the region may catch keeps its place
+    source = (
+        "async def run(job):\n    try:\n        await job.go()\n    finally:\n"
+        "        errors = []\n        await job.post()\n        job.write_result()\n"
+        "        try:\n            raise ValueError\n        except ValueError:\n"
+        "            pass\n        if errors:\n            raise errors[0]\n"
+    )
+    result = fixes_for("job.py", source, tmp_path)
+    assert result.fixed is not None
+    assert (
+        "        if errors:\n            if interrupt is not None:\n"
+        "                raise interrupt\n            raise errors[0]\n"
+    ) in result.fixed
+    assert "        try:\n            raise ValueError\n" in result.fixed
+    assert_fixed_for_good("job.py", result.fixed, tmp_path)
+
+
 def test_fix_follows_selection_and_noqa(in_tmp: Path, capsys) -> None:
     suppressed = BUGGY.replace("job.write_result()", "job.write_result()  # noqa")
     write(in_tmp / "job.py", suppressed)

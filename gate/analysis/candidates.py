@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
+from gate.analysis.vocabulary import Vocabulary
 from gate.astwalk import child_statements
 from gate.config import TeardownConfig
 
@@ -25,6 +27,9 @@ class FunctionSpan:
     indented: bool
     has_region_syntax: bool
     registered: bool = False  # passed to a cleanup registration (push_async_callback, ...)
+    # names of the calls that act on a value the function acquired with an await (`conn =
+    # await connect()` ... `conn.close()`, `pool.release(conn)`), for unprotected-release
+    acts_on_acquired: tuple[str, ...] = ()
 
 
 def _final_names(node: ast.expr | None) -> list[str | None]:
@@ -167,6 +172,7 @@ def index_functions(
                         child.col_offset > 0,
                         is_async and _has_region_syntax(child),
                         child.name in registered,
+                        _acts_on_acquired(child) if is_async else (),
                     )
                 )
                 walk(child, f"{qualname}.<locals>.", None)
@@ -182,15 +188,105 @@ def index_functions(
     return spans, bool(libraries & LEVEL_TRIGGERED_LIBRARIES)
 
 
-def is_candidate(span: FunctionSpan, config: TeardownConfig) -> bool:
-    """Can this function hold a teardown region (before following awaited helpers)?"""
+def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = True) -> bool:
+    """Can this function hold a teardown region (before following awaited helpers), or release
+    what it acquired with an await (asked when `releases`: unprotected-release is silent in test
+    code)?"""
     return span.is_async and (
         span.has_region_syntax
         or span.name == "__aexit__"
         or configured(span, config)
         or span.registered
         or is_teardown_method(span, config)
+        or (releases and releases_acquired(span, config))
     )
+
+
+def releases_acquired(span: FunctionSpan, config: TeardownConfig) -> bool:
+    """Does the function release (close, release, kill, ...) a value it acquired with an await?"""
+    if not span.acts_on_acquired:
+        return False
+    vocabulary = _vocabulary(config)
+    return any(vocabulary.releases(name) for name in span.acts_on_acquired)
+
+
+@functools.cache
+def _vocabulary(config: TeardownConfig) -> Vocabulary:
+    return Vocabulary.of(config)
+
+
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own code, not entering nested functions, classes or lambdas."""
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """The final names of method calls whose receiver or an argument is a value the function
+    acquired with an await, a container it put one in, or an item of such a container."""
+    nodes = list(_own_nodes(function))
+    holders = _awaited_targets(nodes)
+    if not holders:
+        return ()
+    holders |= {name for node in nodes for name in _container_of(node, holders)}
+    holders |= {name for node in nodes for name in _item_of(node, holders)}
+    acted = {
+        node.func.attr
+        for node in nodes
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and _names([*node.args, node.func.value]) & holders
+    }
+    return tuple(sorted(acted))
+
+
+def _awaited_targets(nodes: list[ast.AST]) -> set[str]:
+    """Names bound to an awaited value: `conn = await pool.acquire()`."""
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Await):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {target.id for target in targets if isinstance(target, ast.Name)}
+    return found
+
+
+def _container_of(node: ast.AST, holders: set[str]) -> set[str]:
+    """`conns.append(conn)` puts a held value in `conns`."""
+    adds = (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in CONTAINER_ADDS
+        and bool(_names(node.args) & holders)
+    )
+    return _names([node.func.value]) if adds else set()  # type: ignore[union-attr]
+
+
+def _item_of(node: ast.AST, holders: set[str]) -> set[str]:
+    """`for c in conns`, `(c.close() for c in conns)`: each item of a container is held."""
+    loops = isinstance(node, ast.For | ast.AsyncFor | ast.comprehension)
+    if loops and _names([node.iter]) & holders:  # type: ignore[union-attr]
+        return _names([node.target])  # type: ignore[union-attr]
+    return set()
+
+
+# Calls that put a value into a container the function keeps.
+CONTAINER_ADDS = frozenset({"append", "add", "appendleft", "insert"})
+
+
+def _names(nodes: list[ast.expr | None]) -> set[str]:
+    """The plain names among the expressions, looking through `reversed(x)`, `list(x)`."""
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+    return found
 
 
 def is_teardown_method(span: FunctionSpan, config: TeardownConfig) -> bool:

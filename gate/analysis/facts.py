@@ -121,6 +121,9 @@ class Enclosure:
     report_node: cst.CSTNode | None = None
     finally_body: cst.BaseSuite | None = None
     cancel_handler: int | None = None  # the index of the handler a cancel lands in
+    # a `try` in a `for` loop whose body awaits something of the loop's item and whose handler
+    # carries on with the next item: every iteration is meant to run
+    per_item: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,8 @@ class InterruptPoint:
     # interrupt inside it; it holds the interrupt and returns normally
     callee_cut_safe: bool = False
     callee_holds: bool = False
+    callee_known: bool = False  # the project defines the awaited function: the above are facts
+    callee_steps_cut: bool = False  # a step of the callee comes after an exposed suspension
     guarded: bool = False
     shielded: bool = False
 
@@ -249,6 +254,22 @@ class NarrowHandler:
     cleaned_elsewhere: bool
 
 
+@dataclass(frozen=True)
+class UnprotectedRelease:
+    """A call that releases a value the function acquired with an await (or a container holding
+    such values), reached only on the normal path: an await that can suspend lies between the
+    acquisition and the release, and no `finally:` or handler of the function releases it."""
+
+    function: str
+    function_lines: tuple[int, int]
+    release: cst.CSTNode  # the statement that releases
+    label: str
+    consequence: Consequence
+    acquired: cst.CSTNode  # the await that acquired it
+    interrupt: cst.CSTNode  # the first await between the two
+    interrupt_text: str
+
+
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
     """Can two pieces of code with these branch paths never both run in one pass?"""
     for first, second in zip(a, b, strict=False):
@@ -297,6 +318,7 @@ class ModuleAnalysis:
     in_tests: bool = False
     tiers: Tiers = Tiers()
     narrow_handlers: tuple[NarrowHandler, ...] = ()
+    unprotected_releases: tuple[UnprotectedRelease, ...] = ()
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.

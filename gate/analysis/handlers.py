@@ -65,6 +65,76 @@ def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> boo
     return any(name in ("Exception", "TimeoutError") for name in names)
 
 
+def _catches_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    return "TimeoutError" in _final_names(handler.type)
+
+
+def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """Does the handler end by re-raising what it caught (a bare `raise`, or `raise name` of the
+    name it binds)? A handler that raises something else translates the error instead."""
+    caught = _caught_name(handler)
+    for statement in statements(handler.body):
+        if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Raise):
+                continue
+            if small.exc is None or (isinstance(small.exc, cst.Name) and small.exc.value == caught):
+                return True
+    return False
+
+
+def _caught_name(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
+    """The name an `except ... as name:` binds."""
+    if handler.name is not None and isinstance(handler.name.name, cst.Name):
+        return handler.name.name.value
+    return None
+
+
+def _is_statement_call(handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call) -> bool:
+    """Is the call a statement of its own (`x.release(conn)`, `await pool.discard(c)`) at the top
+    of the handler, not an argument or a condition?"""
+    for statement in statements(handler.body):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                value = small.value if isinstance(small, cst.Expr) else None
+                if isinstance(value, cst.Await):
+                    value = value.expression
+                if value is call:
+                    return True
+    return False
+
+
+def _undoes(handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call) -> bool:
+    """A call statement of the handler on `self` itself (`self._abort()`,
+    `self.fail_connection(1011)`) that is not handed the caught error (which reports it)."""
+    func = call.func
+    if not (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+        and _is_statement_call(handler, call)
+    ):
+        return False
+    caught = _caught_name(handler)
+    return not any(
+        isinstance(arg.value, cst.Name) and arg.value.value == caught for arg in call.args
+    )
+
+
+def _attribute_targets(small: cst.BaseSmallStatement) -> list[str]:
+    """The attributes of `self` an assignment statement sets (`self.error`): state of the
+    object itself, which other code reads (a local object's flag is the timeout's own business)."""
+    if isinstance(small, cst.Assign):
+        targets = [target.target for target in small.targets]
+    elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+        targets = [small.target]
+    else:
+        return []
+    names = [dotted_name(t) for t in targets if isinstance(t, cst.Attribute)]
+    return [name for name in names if name and name.startswith("self.")]
+
+
 def _awaited_names(body: cst.CSTNode) -> set[str]:
     """Names the function binds to an awaited value: `conn = await pool.acquire()`."""
     names: set[str] = set()
@@ -164,22 +234,55 @@ class _NarrowHandlers:
     def _steps(
         self, handler: cst.ExceptHandler | cst.ExceptStarHandler, broad: bool
     ) -> list[HandlerStep]:
-        """Steps that give something back, by name, in a broad or timeout handler; and, in a
-        handler that cleans up and re-raises, a call that hands back something the function
-        acquired with an await. A handler for one other error is that error's own branch."""
-        reraises = _unconditional_raise(handler.body)
-        vocabulary = self.analyser.vocabulary
+        """Steps that give something back, by name, in a broad or timeout handler; a call that
+        hands back something the function acquired with an await, in a handler that cleans up
+        and re-raises or in a broad one; in a broad handler that re-raises, a call on `self` that
+        undoes the object's state (`self._abort()`); in a timeout handler, a state change (a
+        cancel abandons the wait as the timeout does). A handler for one other error is that
+        error's own branch."""
         steps = []
         for call in collect(handler.body).calls:
             name = final_name(call.func)
             if name is None or _logs(call):
                 continue
-            consequence = _release(vocabulary, call, name) if broad else None
-            if consequence is None and reraises and self._gives_back(handler, call):
-                consequence = Consequence.LOSES_WORK
+            consequence = self._cost(handler, call, name, broad)
             if consequence is not None:
                 label = f"{dotted_name(call.func) or name}()"
                 steps.append(HandlerStep(call, label, consequence))
+        if _catches_timeout(handler):
+            steps += self._state_changes(handler)
+        return steps
+
+    def _cost(
+        self,
+        handler: cst.ExceptHandler | cst.ExceptStarHandler,
+        call: cst.Call,
+        name: str,
+        broad: bool,
+    ) -> Consequence | None:
+        """What skipping this call of the handler costs, None when it is no cleanup."""
+        consequence = _release(self.analyser.vocabulary, call, name) if broad else None
+        reraises = _unconditional_raise(handler.body)
+        if consequence is None and (reraises or broad) and self._gives_back(handler, call):
+            return Consequence.LOSES_WORK
+        if consequence is None and broad and _reraises(handler) and _undoes(handler, call):
+            return Consequence.BEST_EFFORT
+        return consequence
+
+    def _state_changes(
+        self, handler: cst.ExceptHandler | cst.ExceptStarHandler
+    ) -> list[HandlerStep]:
+        """Assignments to an attribute at the top of the handler (`self.error = PoolTimeout()`):
+        state other code reads to learn that this wait was given up."""
+        steps = []
+        for statement in statements(handler.body):
+            if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+                continue
+            for small in statement.body:
+                targets = _attribute_targets(small)
+                if targets:
+                    label = f"{targets[0]} = ..."
+                    steps.append(HandlerStep(small, label, Consequence.BEST_EFFORT))
         return steps
 
     def _gives_back(
@@ -187,28 +290,12 @@ class _NarrowHandlers:
     ) -> bool:
         """A call statement of the handler whose receiver or argument is a name the function
         bound to an awaited value (`ch = await queue.get()` ... `queue.put_nowait(ch)`)."""
-        if not self._is_statement_call(handler, call):
+        if not _is_statement_call(handler, call):
             return False
         names = {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)}
         if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
             names.add(call.func.value.value)
         return bool(names & self.awaited_names)
-
-    @staticmethod
-    def _is_statement_call(
-        handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call
-    ) -> bool:
-        """Is the call a statement of its own (`x.release(conn)`, `await pool.discard(c)`) at the
-        top of the handler, not an argument or a condition?"""
-        for statement in statements(handler.body):
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    value = small.value if isinstance(small, cst.Expr) else None
-                    if isinstance(value, cst.Await):
-                        value = value.expression
-                    if value is call:
-                        return True
-        return False
 
     def _code(self, node: cst.CSTNode) -> str:
         text = self.module.code_for_node(node).strip()

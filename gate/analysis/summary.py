@@ -39,6 +39,9 @@ class FunctionSummary:
     cut_safe: bool
     holds: bool
     shield_managers: tuple[str, ...] = ()
+    # a step of its own comes after a suspension (in an earlier statement) a cancel can land
+    # in, off the interrupt's path: the work it does after that suspension is lost
+    steps_cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,10 @@ class _Walk:
     cut: bool = False  # a step came after an exposed suspension, off the interrupt's path
     steps: int = 0
     tries: list[int] = field(default_factory=list)
+    # a step came after an exposed suspension of an earlier statement (its own await is its
+    # callee's business), off the interrupt's path
+    cut_later: bool = False
+    exposed_earlier: bool = False
 
     def suspend(self, context: _Context) -> None:
         self.suspensions.append(context)
@@ -141,6 +148,7 @@ class _Walk:
         )
         if not survives and not context.shielded:
             self.cut = True
+            self.cut_later = self.cut_later or self.exposed_earlier
 
     def expression(self, node: ast.AST, context: _Context) -> None:
         """Suspensions and steps inside one statement's expressions, in evaluation order."""
@@ -162,6 +170,7 @@ class _Walk:
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
+            self.exposed_earlier = self.exposed
             self.statement(statement, context)
             if _sets_shield(statement):
                 context = _replace(context, shielded=True)
@@ -283,6 +292,7 @@ def summarise_function(
         cut_safe=not walk.exposed or (walk.steps > 0 and not walk.cut),
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
+        steps_cut=walk.cut_later,
     )
 
 
@@ -474,7 +484,13 @@ class ProjectIndex:
                 and located[1] in located[0].shield_managers
                 for m in summary.shield_managers
             )
-            summary = FunctionSummary(summary.suspends, shielded, summary.cut_safe, summary.holds)
+            summary = FunctionSummary(
+                summary.suspends,
+                shielded,
+                summary.cut_safe,
+                summary.holds,
+                steps_cut=summary.steps_cut,
+            )
         return summary
 
     def _function(

@@ -23,7 +23,13 @@ from gate.analysis.cancellation import (
     catches_only_cancellation,
     opens_shield,
 )
-from gate.analysis.candidates import FunctionSpan, configured, is_candidate, is_teardown_method
+from gate.analysis.candidates import (
+    FunctionSpan,
+    configured,
+    is_candidate,
+    is_teardown_method,
+    releases_acquired,
+)
 from gate.analysis.cstwalk import descendants
 from gate.analysis.facts import (
     Arm,
@@ -39,6 +45,7 @@ from gate.analysis.facts import (
     Region,
     RegionKind,
     Tiers,
+    UnprotectedRelease,
     precedes,
 )
 from gate.analysis.summary import FunctionSummary
@@ -77,6 +84,17 @@ def final_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    from libcst import matchers
+
+    return {name.value for name in matchers.findall(node, matchers.Name())}  # type: ignore[attr-defined]
+
+
+def _bound_names(statement: cst.For | cst.While) -> set[str]:
+    """The names a `for` loop binds to each item; none for a `while` loop."""
+    return _names_in(statement.target) if isinstance(statement, cst.For) else set()
 
 
 class _Collector(cst.CSTVisitor):
@@ -303,6 +321,7 @@ class _RegionWalker:
         self.order = 0
         self.branches: list[Branch] = []
         self.loops: list[int] = []
+        self.loop_items: list[set[str]] = []  # the names each enclosing loop binds per item
         self.enclosures: list[Enclosure] = []
         self.finally_stack: list[int] = []
         self.points: list[InterruptPoint] = []
@@ -472,6 +491,8 @@ class _RegionWalker:
             in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
             callee_cut_safe=known.cut_safe,
             callee_holds=known.holds,
+            callee_known=summary is not None,
+            callee_steps_cut=known.steps_cut,
         )
 
     def new_point(
@@ -484,6 +505,8 @@ class _RegionWalker:
         in_thread: bool = False,
         callee_cut_safe: bool = False,
         callee_holds: bool = False,
+        callee_known: bool = False,
+        callee_steps_cut: bool = False,
     ) -> InterruptPoint:
         point = InterruptPoint(
             node=node,
@@ -498,6 +521,8 @@ class _RegionWalker:
             in_thread=in_thread,
             callee_cut_safe=callee_cut_safe,
             callee_holds=callee_holds,
+            callee_known=callee_known,
+            callee_steps_cut=callee_steps_cut,
         )
         self.points.append(point)
         return point
@@ -508,9 +533,11 @@ class _RegionWalker:
         else:
             self.add_points(statement.test, statement)
         self.loops.append(id(statement))
+        self.loop_items.append(_bound_names(statement))
         if isinstance(statement, cst.For) and statement.asynchronous is not None:
             self.new_point(statement, statement, list(self.enclosures))
         self.walk_suite(statement.body)
+        self.loop_items.pop()
         self.loops.pop()
         if statement.orelse is not None:
             self.walk_suite(statement.orelse.body)
@@ -560,6 +587,15 @@ class _RegionWalker:
         }
         return bool(awaited & cancelled)
 
+    def guards_each_item(self, statement: cst.Try | cst.TryStar) -> bool:
+        """Is the `try` inside a `for` loop, awaiting something of the loop's item, with a
+        handler that carries on with the next item (`for it in exits: try: await it.__anext__()
+        except Exception: errors.append(...)`)?"""
+        items = self.loop_items[-1] if self.loop_items else set()
+        if not items or all(_unconditional_raise(h.body) for h in statement.handlers):
+            return False
+        return any(_names_in(node.expression) & items for node in collect(statement.body).awaits)
+
     def try_enclosures(self, statement: cst.Try | cst.TryStar) -> list[Enclosure]:
         enclosures = []
         if statement.handlers:
@@ -573,6 +609,7 @@ class _RegionWalker:
                     and not _unconditional_raise(statement.handlers[index].body),
                     report_node=statement.handlers[0],
                     cancel_handler=index,
+                    per_item=index is None and self.guards_each_item(statement),
                 )
             )
         if statement.finalbody is not None:
@@ -779,6 +816,7 @@ class _Analyser:
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
         self.narrow_handlers: list[NarrowHandler] = []
+        self.unprotected_releases: list[UnprotectedRelease] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
         self.links = _Links()
@@ -837,6 +875,10 @@ class _Analyser:
         from gate.analysis.handlers import narrow_handlers
 
         self.narrow_handlers += narrow_handlers(self, span)
+        if releases_acquired(span, self.config):
+            from gate.analysis.releases import unprotected_releases
+
+            self.unprotected_releases += unprotected_releases(self, span)
         kind = whole_body_kind(span, self.config)
         if kind is not None:
             return [self.analyse(span, kind, function.body)]
@@ -907,7 +949,7 @@ def analyse_functions(
     """
     analyser = _Analyser(lines, spans, config, project)
     if candidates is None:
-        candidates = [span for span in spans if is_candidate(span, config)]
+        candidates = [span for span in spans if is_candidate(span, config, not in_tests)]
     pending = [(span, region) for span in candidates for region in analyser.regions_of(span)]
     # A function whose whole body was a region needs no second look as a helper; one with only
     # a finally block still does, since an awaiting caller can be interrupted anywhere in it.
@@ -921,6 +963,7 @@ def analyse_functions(
         in_tests,
         tiers,
         tuple(analyser.narrow_handlers),
+        tuple(analyser.unprotected_releases),
     )
 
 

@@ -11,8 +11,11 @@ written as `except Exception:` looks like it protects the rest of the teardown, 
 cancel goes through it and skips every following step. This is the half-fix that shipped after
 the original bug.
 
-The rule reports only guards whose await matters: one that can skip a later critical step, or one
-that is itself a critical step.
+The rule reports only guards whose await matters: one that can skip a later critical step, or a
+guard of each item of a loop (`for it in exits: try: await it.__anext__() except Exception:
+...`), whose handler carries on with the next item: the code says every item must be torn down,
+and a cancel at one of them ends the loop. Such a guard is a warning unless the guarded await is a
+step whose loss is an error.
 
 ## Example
 ```python
@@ -81,6 +84,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import (
+    Consequence,
     CriticalStep,
     Enclosure,
     EnclosureKind,
@@ -109,34 +113,59 @@ def _skippable(point: InterruptPoint, region: Region) -> list[CriticalStep]:
     ]
 
 
+def _at_stake(
+    point: InterruptPoint, region: Region, skipped: list[CriticalStep]
+) -> list[Consequence]:
+    """What the guard loses: the steps it lets a cancel skip; for a guard of every item of a
+    loop, the later items too (the guarded await's own step, else a best-effort loss)."""
+    if skipped:
+        return [step.consequence for step in skipped]
+    own = [step.consequence for step in region.steps if step.statement is point.statement]
+    return own or [Consequence.BEST_EFFORT]
+
+
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
         reported: set[int] = set()
         for point in region.points:
             skipped = [] if point.guarded else _skippable(point, region)
-            if not skipped:
+            if point.guarded:
                 continue
             for enclosure in point.enclosures:
-                if not misses_cancellation(enclosure) or id(enclosure.node) in reported:
+                if id(enclosure.node) in reported or not _reported(enclosure, bool(skipped)):
                     continue
                 reported.add(id(enclosure.node))
-                what = (
-                    "suppress" if enclosure.kind is EnclosureKind.SUPPRESS else "this except clause"
-                )
-                where = locate(point.node)
-                message = (
-                    f"{what} guards `{point.text}` (line {where.line}) but does not "
-                    "catch cancellation, a BaseException: an interrupt there still skips the "
-                    "teardown"
-                )
-                yield RULE.finding(
-                    locate(enclosure.report_node),
-                    message,
-                    f"{region.function}\x1f{point.text}",
-                    related=(Related(where, "interrupt point"),),
-                    detail=region.teardown_detail((where,), locate),
-                    severity=analysis.severity((step.consequence for step in skipped), region),
-                )
+                yield _finding(analysis, locate, region, point, enclosure, skipped)
+
+
+def _reported(enclosure: Enclosure, skips: bool) -> bool:
+    """A guard that misses cancellation and lets it skip later steps or later items."""
+    return misses_cancellation(enclosure) and (skips or enclosure.per_item)
+
+
+def _finding(
+    analysis: ModuleAnalysis,
+    locate: Locate,
+    region: Region,
+    point: InterruptPoint,
+    enclosure: Enclosure,
+    skipped: list[CriticalStep],
+) -> Finding:
+    what = "suppress" if enclosure.kind is EnclosureKind.SUPPRESS else "this except clause"
+    where = locate(point.node)
+    message = (
+        f"{what} guards `{point.text}` (line {where.line}) but does not "
+        "catch cancellation, a BaseException: an interrupt there still skips the "
+        "teardown"
+    )
+    return RULE.finding(
+        locate(enclosure.report_node),
+        message,
+        f"{region.function}\x1f{point.text}",
+        related=(Related(where, "interrupt point"),),
+        detail=region.teardown_detail((where,), locate),
+        severity=analysis.severity(_at_stake(point, region, skipped), region),
+    )
 
 
 RULE = Rule(

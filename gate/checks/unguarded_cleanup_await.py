@@ -52,6 +52,8 @@ Under trio and anyio the same await is reported once, as unshielded-teardown-awa
 ## Known problems
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
+held-step-cut-short reports a held step where the project's code of the callee shows steps after
+its first exposed suspension.
 
 ## Fix
 `gate check --fix` holds the interrupt at the step's await (`try:` ... `except BaseException as

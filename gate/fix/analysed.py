@@ -95,7 +95,7 @@ def analyse(
     except (SyntaxError, ValueError, RecursionError):
         return None
     data = text.encode("utf-8", "surrogateescape")
-    spans, level_triggered, candidates = teardown_functions(tree, data, settings)
+    spans, level_triggered, candidates = teardown_functions(tree, data, settings, path=path)
     project = _project(tree, path, settings, summaries)
     try:
         analysis = analyse_file(path, text, spans, level_triggered, candidates, settings, project)

@@ -82,6 +82,8 @@ def _region_edits(
         block.shield = shield_range(targets, *_scope_for(targets, analysed))
     if hold is not None:
         _hold_edits(targets, edits, hold, boundaries.values())
+        held = {id(node) for node, _ in boundaries.values()}
+        leaving = [n for n in leaving if not _caught_by_hold(targets, n, held)]
         _guard_exits(targets, edits, hold, leaving, held_from(targets, block))
     edits.blocks[id(targets.body)] = block
 
@@ -96,6 +98,13 @@ def _holds(
     boundaries = hold_boundaries(targets) if held else {}
     useful_holds(targets, (node for node, _ in boundaries.values()))
     return leaving, boundaries
+
+
+def _caught_by_hold(targets: RegionTargets, node: cst.CSTNode, held: set[int]) -> bool:
+    """Is `node` a `raise` inside a statement the fix wraps in a hold (which catches it)?"""
+    if not isinstance(node, cst.Raise):
+        return False
+    return any(id(parent) in held for parent in targets.tree.ancestors(node))
 
 
 def _guard_exits(

@@ -185,16 +185,43 @@ def _loop_exits(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
             pending.append(node.orelse)
 
 
+def _raise_exits(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
+    """`raise` statements that surely leave `body`: not inside a `try` body or a `with` block of
+    it (a handler or a context manager there may take the error and carry on)."""
+    pending: list[cst.CSTNode] = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Raise):
+            yield node
+        elif _reraised_name(node) is not None:
+            continue  # the re-raise of a hold: it raises what came first already
+        elif isinstance(node, cst.Try | cst.TryStar):
+            pending.extend(part for part in (*node.handlers, node.orelse, node.finalbody) if part)
+        elif not isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda | cst.With):
+            pending.extend(node.children)
+
+
 def exits(targets: RegionTargets) -> list[cst.CSTNode]:
     """The ways out of the region that skip its end, where a held interrupt is re-raised: each
-    `return`, and each `break`/`continue` that leaves it. They get the re-raise too. Raises
-    Unsafe for a `yield` in the region: a held interrupt would wait across it."""
+    `return`, each `break`/`continue` that leaves it, and each `raise` that surely leaves it
+    (else the first interrupt would come out as another error). They get the re-raise too.
+    Raises Unsafe for a `yield` in the region: a held interrupt would wait across it."""
     own = list(own_nodes(targets.body))
     line = _first((n for n in own if isinstance(n, cst.Yield)), targets.tree)
     if line is not None:
         words = targets.region.kind.words
         raise Unsafe(f"the {words} yields at line {line}: a held interrupt would wait across it")
-    return [n for n in own if isinstance(n, cst.Return)] + list(_loop_exits(targets.body))
+    leaving = [n for n in own if isinstance(n, cst.Return)] + list(_loop_exits(targets.body))
+    return leaving + _raises_before_the_end(targets.body)
+
+
+def _raises_before_the_end(body: cst.BaseSuite) -> list[cst.CSTNode]:
+    """The `raise` statements that leave `body`, but its trailing one: the region's own re-raise
+    goes before that one already."""
+    statements = statements_of(body)
+    last = statements[-1] if statements and _raises(statements[-1]) else None
+    trailing = set() if last is None else {id(node) for node in last.children}
+    return [node for node in _raise_exits(body) if id(node) not in trailing]
 
 
 class Hold(Enum):

@@ -1,0 +1,299 @@
+"""Values a function acquires with an await and releases only on its normal path: the awaits in
+between, and whether a `finally:` or a handler of the function releases them too (facts for
+unprotected-release)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
+from gate.analysis.facts import UnprotectedRelease
+from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.walker import collect, dotted_name, final_name
+
+if TYPE_CHECKING:
+    from gate.analysis.walker import _Analyser as Analyser
+
+
+def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[UnprotectedRelease]:
+    """The releases of one function that only its normal path reaches, after an await that can
+    suspend."""
+    snippet = analyser.snippet_of(span)
+    body = snippet.function.body
+    flow = _Flow(_holders(body), analyser.vocabulary, _suspends(analyser, span))
+    body.visit(flow)
+    found = [
+        _fact(span, snippet.module, release, acquired, between)
+        for release, acquired, between in flow.unprotected()
+    ]
+    analyser.node_snippets.update(
+        (id(node), snippet)
+        for item in found
+        for node in (item.release, item.acquired, item.interrupt)
+    )
+    return found
+
+
+def _fact(
+    span: FunctionSpan,
+    module: cst.Module,
+    release: _Release,
+    acquired: _Acquired,
+    between: list[_Await],
+) -> UnprotectedRelease:
+    return UnprotectedRelease(
+        function=span.qualname,
+        function_lines=(span.first_line, span.last_line),
+        release=release.statement or release.call,
+        label=release.label,
+        consequence=release.consequence,  # type: ignore[arg-type]
+        acquired=acquired.node,
+        interrupt=between[0].node,
+        interrupt_text=_code(module, between[0].node),
+    )
+
+
+@dataclass(frozen=True)
+class _Acquired:
+    order: int
+    loops: tuple[int, ...]
+    node: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class _Await:
+    order: int
+    loops: tuple[int, ...]
+    node: cst.Await
+    statement: cst.CSTNode | None
+
+
+@dataclass(frozen=True)
+class _Release:
+    order: int
+    loops: tuple[int, ...]
+    statement: cst.CSTNode | None
+    call: cst.Call
+    root: str
+    label: str
+    consequence: object
+
+
+def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
+    """Can a cancel at this await land after the value was acquired and before it is released:
+    later in the same pass, or in a loop's next pass (a second acquisition included)?"""
+    if point.order >= release.order:
+        return False
+    if release.statement is not None and point.statement is release.statement:
+        return False
+    # a loop that acquires again only after this pass's release leaks nothing in its next pass
+    reacquires = set(acquired.loops) - set(release.loops)
+    return point.order > acquired.order or bool(set(point.loops) & reacquires)
+
+
+def _suspends(analyser: Analyser, span: FunctionSpan) -> Callable[[cst.Await], bool]:
+    """Can awaiting this suspend? Not when the project's summary of the callee says it never
+    does."""
+    project = analyser.project
+
+    def suspends(node: cst.Await) -> bool:
+        call = node.expression if isinstance(node.expression, cst.Call) else None
+        awaited = dotted_name(call.func) if call is not None else None
+        if project is None or not awaited:
+            return True
+        summary = project.callee(span.qualname, span.class_qualname or "", awaited)
+        return summary is None or summary.suspends
+
+    return suspends
+
+
+def _holders(body: cst.CSTNode) -> dict[str, str]:
+    """Every name that holds an acquired value, mapped to what was acquired: a name bound to an
+    await holds itself; a container it is put in holds itself; an item of that container holds
+    the container."""
+    from libcst import matchers
+
+    roots = {name: name for name in _awaited_targets(body)}
+    if not roots:
+        return roots
+    for call in collect(body).calls:
+        if _container_add(call) and _names(call.args) & roots.keys():
+            roots.update((name, name) for name in _names_of([call.func.value]))  # type: ignore[attr-defined]
+    for loop in matchers.findall(body, matchers.For() | matchers.CompFor()):
+        containers = _names_of([loop.iter]) & roots.keys()  # type: ignore[attr-defined]
+        if containers:
+            root = roots[min(containers)]
+            roots.update((name, root) for name in _names_of([loop.target]))  # type: ignore[attr-defined]
+    return roots
+
+
+def _awaited_targets(body: cst.CSTNode) -> set[str]:
+    """Names bound to an awaited value: `conn = await pool.acquire()`."""
+    from libcst import matchers
+
+    return {
+        target.target.value  # type: ignore[attr-defined]
+        for assign in matchers.findall(body, matchers.Assign(value=matchers.Await()))
+        for target in assign.targets  # type: ignore[attr-defined]
+        if isinstance(target.target, cst.Name)
+    }
+
+
+def _container_add(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in CONTAINER_ADDS
+
+
+def _names(args: tuple[cst.Arg, ...] | list[cst.Arg]) -> set[str]:
+    return _names_of([arg.value for arg in args])
+
+
+def _names_of(nodes: list[cst.BaseExpression | None]) -> set[str]:
+    """The plain names among the expressions, looking through `reversed(x)`, `list(x)`."""
+    found = set()
+    for node in nodes:
+        if isinstance(node, cst.Call) and node.args:
+            node = node.args[0].value
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+    return found
+
+
+class _Flow(cst.CSTVisitor):
+    """One function body in source order: where each held value is acquired, its awaits, and
+    the calls that release a held value, on the normal path or in a `finally:` or handler."""
+
+    def __init__(
+        self, holders: dict[str, str], vocabulary: Vocabulary, suspends: Callable[[cst.Await], bool]
+    ) -> None:
+        self.holders = holders
+        self.vocabulary = vocabulary
+        self.suspends = suspends
+        self.order = 0
+        self.loops: list[int] = []
+        self.sheltered = 0  # inside a `finally:` or an `except` handler
+        self.statement: cst.CSTNode | None = None
+        self.acquired: dict[str, _Acquired] = {}
+        self.awaits: list[_Await] = []
+        self.releases: list[_Release] = []
+        self.sheltered_roots: set[str] = set()
+
+    def _next(self) -> int:
+        self.order += 1
+        return self.order
+
+    # nested scopes are their own code
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = node
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self.statement = None
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(id(node))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops.append(id(node))
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loops.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.sheltered += 1
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self.sheltered -= 1
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        self.sheltered += 1
+
+    def leave_ExceptStarHandler(self, original_node: cst.ExceptStarHandler) -> None:
+        self.sheltered -= 1
+
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self.sheltered += 1
+
+    def leave_Finally(self, original_node: cst.Finally) -> None:
+        self.sheltered -= 1
+
+    def visit_Await(self, node: cst.Await) -> None:
+        if self.suspends(node):
+            self.awaits.append(_Await(self._next(), tuple(self.loops), node, self.statement))
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        if not isinstance(original_node.value, cst.Await):
+            return
+        for target in original_node.targets:
+            name = target.target.value if isinstance(target.target, cst.Name) else None
+            if name in self.holders and name not in self.acquired:
+                self.acquired[name] = _Acquired(self._next(), tuple(self.loops), original_node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        order = self._next()
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        names = _names_of([receiver, *(a.value for a in node.args)])
+        roots = {self.holders[name] for name in names if name in self.holders}
+        if not roots:
+            return
+        if _container_add(node):
+            for name in _names_of([receiver]):
+                self.acquired.setdefault(name, _Acquired(order, tuple(self.loops), node))
+            return
+        name = self._release_name(node)
+        if name is not None:
+            self._release(node, name, roots, order)
+
+    def _release(self, node: cst.Call, name: str, roots: set[str], order: int) -> None:
+        """Note a release of these acquired values: on the normal path, or sheltered (in a
+        `finally:` or handler, which covers every way out)."""
+        if self.sheltered:
+            self.sheltered_roots |= roots
+            return
+        receiver = node.func.value  # type: ignore[attr-defined]
+        label = f"{dotted_name(node.func) or name}()"
+        consequence = self.vocabulary.consequence(name, dotted_name(receiver))  # type: ignore[arg-type]
+        loops = tuple(self.loops)
+        self.releases += [
+            _Release(order, loops, self.statement, node, root, label, consequence)
+            for root in sorted(roots)
+        ]
+
+    def _release_name(self, call: cst.Call) -> str | None:
+        """The name of a method call that releases (close, release, kill, ...); a plain function
+        handed the value (`cleanup_images(project)`) often acts on something else."""
+        name = final_name(call.func)
+        if not isinstance(call.func, cst.Attribute) or name is None:
+            return None
+        return name if self.vocabulary.releases(name) else None
+
+    def unprotected(self) -> Iterator[tuple[_Release, _Acquired, list[_Await]]]:
+        """Each release on the normal path, what it releases, and the awaits in between."""
+        for release in self.releases:
+            acquired = self.acquired.get(release.root)
+            if acquired is None or release.root in self.sheltered_roots:
+                continue
+            between = [w for w in self.awaits if _between(w, acquired, release)]
+            between.sort(key=lambda point: point.order < acquired.order)  # this pass's first
+            if between and acquired.order < release.order:
+                yield release, acquired, between
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    text = module.code_for_node(node).strip()
+    first = text.splitlines()[0] if text else ""
+    return first if len(first) <= 80 else first[:77] + "..."

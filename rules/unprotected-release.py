@@ -1,0 +1,105 @@
+# Annotated examples for GATE107 unprotected-release. Each marker applies to the next line.
+import asyncio
+
+
+async def connect_first(hosts, open_connection):
+    # found on real code: connections opened for candidate hosts are closed after the loop; a
+    # timeout during a host check leaves every one of them open
+    opened = []
+    chosen = None
+    for host in hosts:
+        conn = await open_connection(host)
+        opened.append(conn)
+        if await conn.is_primary():
+            chosen = conn
+            break
+    # ruleid: unprotected-release
+    await asyncio.gather(
+        *(c.close() for c in opened if c is not chosen),
+        return_exceptions=True,
+    )
+    return chosen
+
+
+async def connect_first_fixed(hosts, open_connection):
+    opened = []
+    chosen = None
+    try:
+        for host in hosts:
+            conn = await open_connection(host)
+            opened.append(conn)
+            if await conn.is_primary():
+                chosen = conn
+                break
+    finally:
+        for conn in opened:
+            if conn is not chosen:
+                # ok: unprotected-release
+                conn.close()
+    return chosen
+
+
+async def query(pool, sql):
+    conn = await pool.acquire()
+    rows = await conn.fetch(sql)
+    # ruleid: unprotected-release
+    await pool.release(conn)
+    return rows
+
+
+async def query_with_finally(pool, sql):
+    conn = await pool.acquire()
+    try:
+        return await conn.fetch(sql)
+    finally:
+        # ok: unprotected-release
+        # ruleid: unguarded-cleanup-await
+        await pool.release(conn)
+
+
+async def nothing_in_between(pool):
+    conn = await pool.acquire()
+    conn.reset()
+    # ok: unprotected-release
+    await pool.release(conn)
+
+
+async def handed_over(pool):
+    # returned to the caller, who owns it now: nothing to release here
+    conn = await pool.acquire()
+    await conn.ping()
+    return conn
+
+
+async def not_acquired_here(conn, sql):
+    rows = await conn.fetch(sql)
+    # ok: unprotected-release
+    conn.close()
+    return rows
+
+
+async def read_only_value(client):
+    # a value read with an await is no resource: the release acts on something else
+    size = await client.size()
+    await client.flush()
+    # ok: unprotected-release
+    client.close()
+    return size
+
+
+async def drain(reader):
+    # each item is released in the pass that acquired it: the next pass's await leaks nothing
+    while True:
+        item = await reader.next()
+        if item is None:
+            break
+        # ok: unprotected-release
+        await item.release()
+
+
+async def cleanup_images(project_factory, build):
+    # a plain function handed the value acts on something of it, not on the value itself
+    project = await project_factory()
+    await build(project)
+    # ok: unprotected-release
+    cleanup_project_images(project)
