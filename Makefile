@@ -54,9 +54,12 @@ selfcheck: $(STAMP)
 	$(BIN)/gate check .
 
 # gate against ruff, xenon, radon and flake8-async on a tree of your choice: make bench TREE=path
+# gate's bytecode is compiled first, as installing a package does (an editable install under
+# PYTHONDONTWRITEBYTECODE=1 would otherwise compile gate's sources again on every run).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	$(BIN)/python benchmarks/compare.py $(TREE)
+	$(BIN)/python -m compileall -q gate
+	$(BIN)/python benchmarks/compare.py $(TREE) $(BENCHFLAGS)
 
 clean:
 	rm -rf $(VENV) .venv-3.* .pytest_cache .ruff_cache .hypothesis .gate_cache

@@ -11,6 +11,13 @@ gate runs with an empty [tool.gate] config from a scratch directory, so its cach
 no settings of the measured tree apply; `--exit-zero` keeps findings from looking like failures.
 "gate cold + ruff" runs from a second scratch directory whose config says `ruff = true` (ruff
 then uses the measured tree's own ruff configuration, or its defaults).
+
+The cold runs of gate and the other tools are interleaved (one run of each in turn, `--repeat`
+rounds), so that on a machine shared with other work they see the same load; the load average
+is printed before and after. Compare ratios taken in one run of this script, not seconds taken
+on different days. Two one-file edits are timed: a comment appended to the middle file (the
+edit most tools' benchmarks use), and a comment inside an async function with a `finally:`,
+which the teardown rules must read again.
 """
 
 from __future__ import annotations
@@ -82,58 +89,109 @@ def python_files(tree: Path) -> list[Path]:
     return sorted(path for path in tree.rglob("*.py") if path.is_file())
 
 
-def gate_runs(tree: Path, files: list[Path], scratch: Path, repeat: int) -> list[Measurement]:
-    gate = [tool("gate") or "gate", "check", str(tree), "--exit-zero", "--format", "json"]
+def gate_command() -> list[str]:
+    return [tool("gate") or "gate", "check", "--exit-zero", "--format", "json"]
+
+
+def cold_runs(tree: Path, scratch: Path, repeat: int) -> list[Measurement]:
+    """gate cold (with and without ruff, on all cores and on one), xenon, radon and ruff
+    without its cache, interleaved round by round."""
+    gate = [*gate_command(), str(tree), "--no-cache"]
     with_ruff = scratch / "with-ruff"
     with_ruff.mkdir(exist_ok=True)
     (with_ruff / "pyproject.toml").write_text("[tool.gate]\nruff = true\n")
-    runs = [
-        measure("gate cold (all cores)", [*gate, "--no-cache"], scratch, repeat),
-        measure("gate cold + ruff (all cores)", [*gate, "--no-cache"], with_ruff, repeat),
-        measure("gate cold (--jobs 1)", [*gate, "--no-cache", "--jobs", "1"], scratch, repeat),
-        measure("gate warm (cache)", gate, scratch, repeat, warmup=True),
-        measure("gate warm + ruff (both caches)", gate, with_ruff, repeat, warmup=True),
-    ]
-    victim = files[len(files) // 2]
-    original = victim.read_bytes()
-
-    def touch(number: int) -> None:
-        victim.write_bytes(original + f"\n# benchmark edit {number} {time.time()}\n".encode())
-
-    try:
-        one = measure("gate, one file changed", gate, scratch, repeat, before_each=touch)
-    finally:
-        victim.write_bytes(original)
-    one.note = victim.relative_to(tree).as_posix()
-    return [*runs, one]
-
-
-def other_runs(tree: Path, scratch: Path, repeat: int, slow_repeat: int) -> list[Measurement]:
-    runs = []
+    commands = {
+        "gate cold (all cores)": (gate, scratch),
+        "gate cold + ruff (all cores)": (gate, with_ruff),
+        "gate cold (--jobs 1)": ([*gate, "--jobs", "1"], scratch),
+    }
     ruff = tool("ruff")
     if ruff:
         select = [ruff, "check", "--select", "C901,ASYNC", "--exit-zero", "--quiet", str(tree)]
-        runs.append(measure("ruff C901,ASYNC --no-cache", [*select, "--no-cache"], scratch, repeat))
-        cached = [*select, "--cache-dir", str(scratch / "ruff-cache")]
-        runs.append(measure("ruff C901,ASYNC (cache)", cached, scratch, repeat, warmup=True))
-    commands = {
-        "xenon (no baseline, no teardown rules)": (
+        commands["ruff C901,ASYNC --no-cache"] = ([*select, "--no-cache"], scratch)
+    for name, program, arguments in (
+        (
+            "xenon (no baseline, no teardown rules)",
             "xenon",
             ["--max-absolute", "F", "--max-modules", "F", "--max-average", "F", str(tree)],
-            repeat,
         ),
-        "radon cc": ("radon", ["cc", "-s", str(tree)], repeat),
-        "flake8 --select ASYNC (flake8-async)": (
-            "flake8",
-            ["--select", "ASYNC", "--exit-zero", str(tree)],
-            slow_repeat,
-        ),
-    }
-    for name, (program, arguments, times) in commands.items():
+        ("radon cc", "radon", ["cc", "-s", str(tree)]),
+    ):
         found = tool(program)
-        if found and times > 0:
-            runs.append(measure(name, [found, *arguments], scratch, times))
+        if found:
+            commands[name] = ([found, *arguments], scratch)
+    results = {name: Measurement(name) for name in commands}
+    for _ in range(repeat):
+        for name, (command, cwd) in commands.items():
+            seconds, peak = run_once(command, cwd)
+            results[name].seconds.append(seconds)
+            results[name].peak_mb = max(results[name].peak_mb, peak)
+    return list(results.values())
+
+
+def _inside_async_function(files: list[Path]) -> tuple[Path, int] | None:
+    """A file and the line after an `async def ...:` line in a function with a `finally:`:
+    a comment inserted there changes what the teardown rules read."""
+    for path in files:
+        lines = path.read_bytes().splitlines(keepends=True)
+        for number, line in enumerate(lines):
+            stripped = line.strip()
+            header = stripped.startswith(b"async def ") and stripped.endswith(b":")
+            if header and any(b"finally:" in later for later in lines[number + 1 : number + 30]):
+                return path, number + 1
+    return None
+
+
+def edit_run(
+    name: str, victim: Path, at_line: int | None, tree: Path, scratch: Path, repeat: int
+) -> Measurement:
+    """gate with one file edited before each run: a comment inserted after line `at_line`,
+    or appended when it is None."""
+    original = victim.read_bytes()
+    lines = original.splitlines(keepends=True)
+
+    def touch(number: int) -> None:
+        comment = f"# benchmark edit {number} {time.time()}\n".encode()
+        if at_line is None:
+            victim.write_bytes(original + b"\n" + comment)
+        else:
+            victim.write_bytes(b"".join(lines[:at_line]) + comment + b"".join(lines[at_line:]))
+
+    try:
+        command = [*gate_command(), str(tree)]
+        result = measure(name, command, scratch, repeat, before_each=touch, warmup=True)
+    finally:
+        victim.write_bytes(original)
+    result.note = victim.relative_to(tree).as_posix()
+    return result
+
+
+def warm_runs(tree: Path, files: list[Path], scratch: Path, repeat: int) -> list[Measurement]:
+    gate = [*gate_command(), str(tree)]
+    runs = [
+        measure("gate warm (cache)", gate, scratch, repeat, warmup=True),
+        measure("gate warm + ruff (both caches)", gate, scratch / "with-ruff", repeat, warmup=True),
+    ]
+    ruff = tool("ruff")
+    if ruff:
+        select = [ruff, "check", "--select", "C901,ASYNC", "--exit-zero", "--quiet", str(tree)]
+        cached = [*select, "--cache-dir", str(scratch / "ruff-cache")]
+        runs.append(measure("ruff C901,ASYNC (cache)", cached, scratch, repeat, warmup=True))
+    victim = files[len(files) // 2]
+    runs.append(edit_run("gate, one file changed", victim, None, tree, scratch, repeat))
+    inside = _inside_async_function(files)
+    if inside is not None:
+        name = "gate, one async function changed"
+        runs.append(edit_run(name, inside[0], inside[1], tree, scratch, repeat))
     return runs
+
+
+def flake8_run(tree: Path, scratch: Path, times: int) -> list[Measurement]:
+    found = tool("flake8")
+    if not found or times <= 0:
+        return []
+    command = [found, "--select", "ASYNC", "--exit-zero", str(tree)]
+    return [measure("flake8 --select ASYNC (flake8-async)", command, scratch, times)]
 
 
 def report(results: list[Measurement]) -> None:
@@ -159,8 +217,15 @@ def report(results: list[Measurement]) -> None:
         ruff = named["ruff C901,ASYNC (cache)"].median
         print(f"warm gate / cached ruff: {warm / ruff:.1f}x (target <= 3x)")
     print(f"one changed file: {named['gate, one file changed'].median:.3f} s (target < 0.5 s)")
+    if "gate, one async function changed" in named:
+        inside = named["gate, one async function changed"].median
+        print(f"one changed async function: {inside:.3f} s")
     peak = max(item.peak_mb for item in results if item.name.startswith("gate"))
     print(f"gate peak memory (largest process): {peak:.0f} MB (target < 300 MB)")
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main() -> int:
@@ -179,8 +244,16 @@ def main() -> int:
     print(f"tree: {tree} ({len(files)} files, {lines} lines); Python {sys.version.split()[0]}")
     print(f"cores: {os.cpu_count()}; runs per command: {args.repeat} (flake8: {args.slow_repeat})")
     try:
-        results = gate_runs(tree, files, scratch, args.repeat)
-        results += other_runs(tree, scratch, args.repeat, args.slow_repeat)
+        print(f"load average before: {_load()}")
+        results = cold_runs(tree, scratch, args.repeat)
+        print(f"load average after the cold runs: {_load()}")
+        for item in results:
+            print(
+                f"  {item.name:44} {item.median:9.3f} s  runs {[round(s, 2) for s in item.seconds]}"
+            )
+        results += warm_runs(tree, files, scratch, args.repeat)
+        results += flake8_run(tree, scratch, args.slow_repeat)
+        print(f"load average after: {_load()}")
         report(results)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -24,7 +24,7 @@ import gate
 from gate.analysis.summary import CallSite, FunctionSummary, ModuleSummary
 from gate.complexity.measure import FunctionComplexity
 from gate.config import GateConfig
-from gate.filecheck import FileResult
+from gate.filecheck import FileResult, digest_of
 from gate.fsutil import atomic_write
 from gate.model import (
     ComplexityDetail,
@@ -38,7 +38,7 @@ from gate.model import (
 )
 
 CACHE_DIR = ".gate_cache"
-CACHE_FILE = "results-v3.marshal"
+CACHE_FILE = "results-v4.marshal"
 
 
 def _code_fingerprint() -> str:
@@ -185,11 +185,12 @@ def dump_result(result: FileResult) -> tuple[Any, ...]:
         result.needs_teardown,
         teardown,
         consulted,
+        result.teardown_key,
     )
 
 
 def load_result(row: tuple[Any, ...]) -> FileResult:
-    findings, functions, noqa, summary, needs_teardown, teardown, consulted = row
+    findings, functions, noqa, summary, needs_teardown, teardown, consulted, teardown_key = row
     return FileResult(
         load_findings(findings),
         None if functions is None else list(map(FunctionComplexity._make, functions)),
@@ -198,6 +199,7 @@ def load_result(row: tuple[Any, ...]) -> FileResult:
         needs_teardown,
         None if teardown is None else load_findings(teardown),
         tuple((tuple(key), _load_answer(answer)) for key, answer in consulted),  # type: ignore[misc]
+        teardown_key=teardown_key,
     )
 
 
@@ -228,6 +230,7 @@ class ResultCache:
         self.enabled = enabled
         self.salt = salt(settings) if enabled else ""
         self.entries: dict[str, tuple[Any, ...]] = {}
+        self.replaced: dict[str, tuple[Any, ...]] = {}  # entries `put` replaced this run
         self.dirty = False
         if enabled:
             self._load()
@@ -244,7 +247,7 @@ class ResultCache:
 
     @staticmethod
     def digest(data: bytes) -> str:
-        return hashlib.sha256(data).hexdigest()
+        return digest_of(data)
 
     def known_digest(self, key: str, signature: tuple[int, ...] | None) -> str:
         """The cached digest when the file's stat signature is unchanged ('' otherwise), so an
@@ -271,8 +274,21 @@ class ResultCache:
         signature: tuple[int, ...] | None = None,
     ) -> None:
         if digest and self.enabled:
+            if key in self.entries:
+                self.replaced.setdefault(key, self.entries[key])
             self.entries[key] = (digest, dump_result(result), None, trusted(signature))
             self.dirty = True
+
+    def replaced_result(self, key: str) -> FileResult | None:
+        """The result the cache held for `key` before `put` replaced it this run (an earlier
+        version of a changed file), None when there was none or it does not load."""
+        entry = self.replaced.get(key)
+        if entry is None:
+            return None
+        try:
+            return load_result(entry[1])
+        except (TypeError, ValueError, KeyError):
+            return None
 
     def update(self, key: str, result: FileResult) -> None:
         """Store a later stage's results in an entry `put` made this run, or `get` returned."""

@@ -4,13 +4,9 @@ computed otherwise, on worker processes when there are enough files."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +18,9 @@ from gate.discovery import SourceFile
 from gate.filecheck import (
     Consulted,
     FileResult,
+    Prepared,
     first_stage,
+    may_hold_teardown,
     read_source,
     still_valid,
     teardown_stage,
@@ -45,6 +43,7 @@ class _Job:
     source: SourceFile
     settings: GateConfig
     data: bytes | None
+    prepared: Prepared | None = None
 
 
 def _first_stage(job: _Job) -> FileResult:
@@ -58,7 +57,7 @@ _INDEX: ProjectIndex | None = None
 
 def _teardown_stage(job: _Job) -> tuple[list[Finding], Consulted]:
     assert _INDEX is not None
-    return teardown_stage(job.source, job.settings, _INDEX)
+    return teardown_stage(job.source, job.settings, _INDEX, prepared=job.prepared)
 
 
 def _start_worker(parent: int, index: ProjectIndex | None) -> None:
@@ -70,6 +69,9 @@ def _start_worker(parent: int, index: ProjectIndex | None) -> None:
 def _die_with_parent(parent: int) -> None:
     """Worker start-up: end this worker when the gate process that started it dies, so a
     killed run leaves no workers behind (Linux; elsewhere workers end when their queue does)."""
+    import ctypes
+    import ctypes.util
+
     library = ctypes.util.find_library("c")
     if library is not None:
         with contextlib.suppress(OSError, AttributeError):
@@ -79,6 +81,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _pool_context() -> Any:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
@@ -95,8 +99,10 @@ def _compute(
     options: RunOptions,
     done: Callable[[], None],
     index: ProjectIndex | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[Any]:
-    """`work` on every job, results in order, on worker processes when there are enough."""
+    """`work` on every job, results in order, on worker processes when there are enough; then
+    `meanwhile` runs in this process while the workers do the jobs."""
     global _INDEX
     workers = worker_count(options.jobs, len(jobs))
     if workers <= 1 or len(jobs) < 32:
@@ -106,18 +112,46 @@ def _compute(
             results.append(work(job))
             done()
         return results
-    chunk = max(1, min(16, len(jobs) // (workers * 8)))
+    from concurrent.futures import ProcessPoolExecutor  # loaded only for parallel work
+
+    # the largest files first, in small chunks, so that no worker is left with a big one at
+    # the end while the others wait
+    order = sorted(range(len(jobs)), key=lambda i: _size(jobs[i]), reverse=True)
+    chunk = max(1, min(8, len(jobs) // (workers * 16)))
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=_pool_context(),
         initializer=_start_worker,
         initargs=(os.getpid(), index),
     ) as pool:
-        results = []
-        for result in pool.map(work, jobs, chunksize=chunk):
-            results.append(result)
+        mapped = pool.map(work, [jobs[i] for i in order], chunksize=chunk)  # all queued now
+        if meanwhile is not None:
+            meanwhile()
+        results: list[Any] = [None] * len(jobs)
+        for i, result in zip(order, mapped, strict=True):
+            results[i] = result
             done()
         return results
+
+
+def _size(job: _Job) -> int:
+    """How much work a job is, roughly: the size of its file."""
+    if job.data is not None:
+        return len(job.data)
+    try:
+        return os.stat(job.source.path).st_size
+    except OSError:
+        return 0
+
+
+def _may_need_teardown(jobs: list[_Job]) -> bool:
+    return any(job.data is not None and may_hold_teardown(job.data) for job in jobs)
+
+
+def _load_teardown_rules() -> None:
+    """Import the teardown rules (libcst) in this process, so that the workers of the teardown
+    stage, forked from it, start with them loaded instead of each importing them again."""
+    import gate.analysis.file_pass  # noqa: F401
 
 
 def file_results(
@@ -140,7 +174,7 @@ def file_results(
         if options.progress is not None:
             options.progress(next(progress), len(files))
 
-    results, keys = _first_stages(files, settings, options, cache, done)
+    results, keys = _first_stages(files, settings, options, cache, done, teardown)
     if teardown:
         imported = _imported_summaries(files, results, root, settings, options, cache)
         index = ProjectIndex(
@@ -151,34 +185,57 @@ def file_results(
     return results
 
 
-def module_files(root: Path, module: str) -> list[Path]:
-    """Where a dotted module may live under the project root (also under src/ and lib/)."""
-    parts = module.split(".")
-    found = []
-    for base in (root, root / "src", root / "lib"):
-        for candidate in (
-            base.joinpath(*parts).with_suffix(".py"),
-            base.joinpath(*parts, "__init__.py"),
-        ):
-            if candidate.is_file():
-                found.append(candidate)
-    return found
+class ModuleFiles:
+    """Where a dotted module may live under the project root (also under src/ and lib/),
+    remembered for one run: the imports of a project name the same modules over and over."""
+
+    def __init__(self, root: Path) -> None:
+        self.bases = [os.fspath(root), os.path.join(root, "src"), os.path.join(root, "lib")]
+        self.known: dict[str, list[str]] = {}
+        self.directories: dict[str, bool] = {}
+
+    def __call__(self, module: str) -> list[str]:
+        found = self.known.get(module)
+        if found is None:
+            found = self.known[module] = self._look(module.split("."))
+        return found
+
+    def _look(self, parts: list[str]) -> list[str]:
+        found = []
+        for base in self.bases:
+            folder = os.path.join(base, *parts[:-1])
+            if not self._is_directory(folder):
+                continue  # neither `parts.py` nor `parts/__init__.py` can be in it
+            for candidate in (
+                os.path.join(folder, parts[-1] + ".py"),
+                os.path.join(folder, parts[-1], "__init__.py"),
+            ):
+                if os.path.isfile(candidate):
+                    found.append(candidate)
+        return found
+
+    def _is_directory(self, folder: str) -> bool:
+        known = self.directories.get(folder)
+        if known is None:
+            known = self.directories[folder] = os.path.isdir(folder)
+        return known
 
 
 def _imported_files(
-    summaries: list[ModuleSummary], root: Path, known: set[str]
+    summaries: list[ModuleSummary], root: Path, known: set[str], modules: ModuleFiles
 ) -> dict[str, SourceFile]:
     """The project files the modules import that are not `known` yet (any prefix of an
     imported name may be a module)."""
-    found: dict[str, SourceFile] = {}
+    found: dict[str, Path] = {}
     for summary in summaries:
         for target in summary.imports.values():
             parts = target.split(".")
             for cut in range(len(parts), 0, -1):
-                for path in module_files(root, ".".join(parts[:cut])):
-                    found[path.relative_to(root).as_posix()] = path  # type: ignore[assignment]
+                for path in modules(".".join(parts[:cut])):
+                    relative = Path(path).relative_to(root).as_posix()
+                    found[relative] = Path(path)
     return {
-        relative: SourceFile(path, relative)  # type: ignore[arg-type]
+        relative: SourceFile(path, relative)
         for relative, path in found.items()
         if relative not in known
     }
@@ -198,8 +255,9 @@ def _imported_summaries(
     known = {source.relative for source in files}
     frontier = [r.summary for r in results if r.needs_teardown and r.summary is not None]
     loaded: list[ModuleSummary] = []
+    modules = ModuleFiles(root)
     for _ in range(2):
-        wanted = _imported_files(frontier, root, known)
+        wanted = _imported_files(frontier, root, known, modules)
         if not wanted:
             break
         known |= set(wanted)
@@ -219,9 +277,10 @@ def _teardown_stages(
     index: ProjectIndex,
 ) -> None:
     """Fill in every result's teardown findings: analysed again where the file needs it and
-    the cached analysis consulted summaries that have changed."""
-    stale = [i for i, r in enumerate(results) if r.needs_teardown and not still_valid(r, index)]
-    jobs = [_Job(files[i], settings, None) for i in stale]
+    the cached analysis consulted summaries that have changed, or the file changed where the
+    teardown rules read it."""
+    stale = _stale(results, keys, cache, index)
+    jobs = [_Job(files[i], settings, None, results[i].prepared) for i in stale]
     computed = _compute(_teardown_stage, jobs, options, lambda: None, index)
     for i, (findings, consulted) in zip(stale, computed, strict=True):
         results[i].teardown, results[i].consulted = findings, consulted
@@ -231,14 +290,44 @@ def _teardown_stages(
             result.teardown = []
 
 
+def _stale(
+    results: list[FileResult], keys: list[str], cache: ResultCache, index: ProjectIndex
+) -> list[int]:
+    """The files whose teardown analysis must run: those that need one and have none that
+    still holds (from the cache, or from the earlier version of a changed file)."""
+    stale = []
+    for i, result in enumerate(results):
+        if not result.needs_teardown or still_valid(result, index):
+            continue
+        if _kept_analysis(result, cache.replaced_result(keys[i]), index):
+            cache.update(keys[i], result)
+        else:
+            stale.append(i)
+    return stale
+
+
+def _kept_analysis(result: FileResult, earlier: FileResult | None, index: ProjectIndex) -> bool:
+    """Give a changed file the teardown analysis of its earlier version when the teardown rules
+    read the same in both (`teardown_key`) and its callees' summaries are unchanged."""
+    if earlier is None or not result.teardown_key or earlier.teardown_key != result.teardown_key:
+        return False
+    if not still_valid(earlier, index):
+        return False
+    result.teardown, result.consulted = earlier.teardown, earlier.consulted
+    return True
+
+
 def _first_stages(
     files: Sequence[SourceFile],
     settings: GateConfig,
     options: RunOptions,
     cache: ResultCache,
     done: Callable[[], None],
+    teardown: bool = False,
 ) -> tuple[list[FileResult], list[str]]:
-    """Every file's first stage, from the cache where its bytes are unchanged; and its key."""
+    """Every file's first stage, from the cache where its bytes are unchanged; and its key.
+    When `teardown` follows and the files may need it, the teardown rules load in this
+    process while workers run the first stage."""
     results: dict[int, FileResult] = {}
     jobs: list[_Job] = []
     waiting: list[tuple[int, str, str, tuple[int, ...] | None]] = []  # index, key, digest, stat
@@ -257,7 +346,8 @@ def _first_stages(
             continue
         jobs.append(_Job(source, settings, data))
         waiting.append((index, key, digest, stat))
-    computed = _compute(_first_stage, jobs, options, done)
+    meanwhile = _load_teardown_rules if teardown and _may_need_teardown(jobs) else None
+    computed = _compute(_first_stage, jobs, options, done, meanwhile=meanwhile)
     for (index, key, digest, stat), result in zip(waiting, computed, strict=True):
         results[index] = result
         cache.put(key, digest, result, stat)

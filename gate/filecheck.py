@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import os
 import stat
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 from gate.analysis.candidates import (
@@ -37,9 +38,19 @@ from gate.complexity.measure import FunctionComplexity, measure
 from gate.config import GateConfig, TeardownConfig
 from gate.discovery import SourceFile, matches
 from gate.model import Finding
-from gate.source import decode, suppressions
+from gate.source import decode, source_lines, suppressions
 
 Consulted = tuple[tuple[LookupKey, Lookup], ...]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The functions of a file and whether it is level-triggered, from its `ast` tree, with the
+    digest of the bytes they were read from."""
+
+    digest: str
+    spans: list[FunctionSpan]
+    level_triggered: bool
 
 
 @dataclass
@@ -60,6 +71,12 @@ class FileResult:
     needs_teardown: bool = False
     teardown: list[Finding] | None = None
     consulted: Consulted = ()
+    # what the first stage found for the teardown stage, so that it need not parse the file
+    # again: not cached, and only kept while the file needs the teardown stage
+    prepared: Prepared | None = None
+    # all that the teardown rules read of the file (see `teardown_key`): a changed file with
+    # the key of its cached analysis keeps that analysis
+    teardown_key: str = ""
 
     @property
     def all_findings(self) -> list[Finding]:
@@ -107,7 +124,9 @@ def check_file(
     if teardown and result.needs_teardown:
         if index is None:
             index = ProjectIndex([result.summary] if result.summary is not None else [])
-        result.teardown, result.consulted = teardown_stage(source, settings, index, prefilter)
+        result.teardown, result.consulted = teardown_stage(
+            source, settings, index, prefilter, result.prepared
+        )
     elif teardown:
         result.teardown = []
     return result
@@ -137,9 +156,45 @@ def first_stage(
     if b"async" in data or b"shield" in data or not prefilter:
         result.summary = _summary(tree, path, settings.teardown)
     if may_hold_teardown(data) or not prefilter:
-        spans, _ = index_functions(tree, registered_callbacks(tree, data))
-        result.needs_teardown = any(map(_picker(settings, prefilter, path), spans))
+        _prepare_teardown(result, tree, data, text, settings, prefilter, path)
     return result
+
+
+def _prepare_teardown(
+    result: FileResult,
+    tree: ast.Module,
+    data: bytes,
+    text: str,
+    settings: GateConfig,
+    prefilter: bool,
+    path: str,
+) -> None:
+    """Does the file need the teardown stage; if so, what that stage needs of this one."""
+    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    result.needs_teardown = any(map(_picker(settings, prefilter, path), spans))
+    if result.needs_teardown:
+        result.prepared = Prepared(digest_of(data), spans, level_triggered)
+        result.teardown_key = teardown_key(spans, level_triggered, text)
+
+
+def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) -> str:
+    """A digest of all that the teardown rules read of a file: where every function is, whether
+    the module is level-triggered, and the lines of its async functions (libcst parses those
+    alone). Two versions of a file at one path with one key get the same teardown findings
+    while their callees' summaries are the same, so an edit outside the async functions (sync
+    code, module-level code, a comment at the end) does not analyse the file again."""
+    lines = source_lines(text)
+    digest = hashlib.sha256(repr((level_triggered, [astuple(span) for span in spans])).encode())
+    for span in spans:
+        if span.is_async:
+            body = "".join(lines[span.first_line - 1 : span.last_line])
+            digest.update(repr(body).encode())
+    return digest.hexdigest()
+
+
+def digest_of(data: bytes) -> str:
+    """The content digest that keys the cache and ties a Prepared to its bytes."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def _summary(tree: ast.Module, path: str, config: TeardownConfig) -> ModuleSummary | None:
@@ -172,19 +227,27 @@ def teardown_stage(
     settings: GateConfig,
     index: ProjectIndex,
     prefilter: bool = True,
+    prepared: Prepared | None = None,
 ) -> tuple[list[Finding], Consulted]:
     """The teardown rules on one file, with awaited callees resolved in the project `index`;
-    returns the findings and the summaries consulted."""
+    returns the findings and the summaries consulted. `prepared` is the first stage's reading
+    of the file, used while the file still has the bytes it was made from."""
     path = source.relative
     data, reason = read_source(source.path)
     if data is None:
         return [unreadable_file.finding(path, reason)], ()
     text = decode(data)
-    findings: list[Finding] = []
-    tree = _parse(data, path, findings)
-    if tree is None:
-        return findings, ()
-    spans, level_triggered, candidates = teardown_functions(tree, data, settings, prefilter, path)
+    if prepared is not None and prepared.digest == digest_of(data):
+        spans, level_triggered = prepared.spans, prepared.level_triggered
+        candidates = list(filter(_picker(settings, prefilter, path), spans))
+    else:
+        findings: list[Finding] = []
+        tree = _parse(data, path, findings)
+        if tree is None:
+            return findings, ()
+        spans, level_triggered, candidates = teardown_functions(
+            tree, data, settings, prefilter, path
+        )
     if not candidates:
         return [], ()
     from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed

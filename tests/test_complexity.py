@@ -7,9 +7,11 @@ import json
 import textwrap
 from pathlib import Path
 
+import hypothesmith
 import pytest
 from conftest import git, init_repo, write
 from conftest import run_gate as run
+from hypothesis import HealthCheck, given, settings
 
 from gate.complexity.baseline import render_baseline
 from gate.complexity.measure import measure
@@ -331,3 +333,103 @@ def test_entry_within_a_raised_threshold_is_stale(repo: Path, capsys) -> None:
     code, out, _ = run(capsys, "baseline", "update")
     assert "removed: app/jobs.py::tangled (was 5)" in out
     assert run(capsys, "check")[0] == 0
+
+
+# -- the flat count gives radon's numbers
+
+
+def _radon_view(tree: ast.Module) -> dict[tuple[int, int], int]:
+    """radon's own number for every function node of the tree."""
+    from gate.complexity import measure as measuring
+
+    numbers = measuring._radon_numbers(tree)
+    return {
+        (node.lineno, node.col_offset): numbers.get((node.lineno, node.col_offset))
+        or measuring._single(node)
+        for _, node in measuring._walk(tree, "")
+    }
+
+
+ROOT = Path(__file__).resolve().parent.parent
+OWN_CODE = sorted((ROOT / "gate").rglob("*.py")) + sorted((ROOT / "rules").glob("*.py"))
+
+
+def test_flat_count_equals_radon_on_gates_own_code_and_rules() -> None:
+    from gate.complexity.measure import _counted_numbers
+
+    functions = 0
+    for path in OWN_CODE + sorted((ROOT / "tests").glob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes())
+        except SyntaxError:
+            continue  # a rule example that is broken on purpose
+        expected = _radon_view(tree)
+        assert _counted_numbers(tree) == expected, path
+        functions += len(expected)
+    assert functions > 1000
+
+
+SHAPES = textwrap.dedent(
+    """\
+    def shapes(x, y=lambda z: z if z else 0):
+        assert x and (y or x), [a for a in x if a if not a]
+        while x:
+            x -= 1
+        else:
+            pass
+        try:
+            pass
+        except ValueError:
+            pass
+        except* TypeError:
+            pass
+        else:
+            pass
+        try:
+            pass
+        except* KeyError:
+            pass
+        match x:
+            case [1, *rest] if rest or x:
+                pass
+            case {"k": v} | (1 | 2):
+                pass
+            case other:
+                pass
+        f = lambda: (x if y else {k: v for k, v in y if k for v in k})
+        async def inner():
+            async for item in x:
+                return [i async for i in item if i]
+        class Local:
+            def method(self):
+                return x or y or self
+        return x and y and f
+    """
+)
+
+
+def test_flat_count_equals_radon_on_every_counted_shape() -> None:
+    from gate.complexity.measure import _counted_numbers
+
+    tree = ast.parse(SHAPES.replace("except* TypeError", "except TypeError"))
+    assert _counted_numbers(tree) == _radon_view(tree)
+    starred = ast.parse("def f():\n    try:\n        pass\n    except* E:\n        pass\n")
+    assert _counted_numbers(starred) == _radon_view(starred) == {(1, 0): 1}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=hypothesmith.from_node())
+def test_flat_count_equals_radon_on_generated_code(source: str) -> None:
+    from gate.complexity.measure import _counted_numbers
+
+    tree = ast.parse(source)
+    assert _counted_numbers(tree) == _radon_view(tree)
+
+
+def test_a_tree_too_deep_for_the_flat_count_goes_to_radon() -> None:
+    from gate.complexity.measure import SAFE_DEPTH, _counted_numbers
+
+    source = "def deep(x):\n    return " + " + ".join(["x"] * (SAFE_DEPTH + 10)) + "\n"
+    tree = ast.parse(source)
+    assert _counted_numbers(tree) is None
+    assert [f.complexity for f in measure(tree, "deep.py")] == [1]

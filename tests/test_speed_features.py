@@ -86,6 +86,41 @@ def test_warm_run_reads_the_cache(in_tmp: Path, capsys, monkeypatch) -> None:
     assert run_json(capsys) == cold
 
 
+SYNC_HELPER = "\n\ndef describe(job):\n    return str(job)\n"
+
+
+def test_an_edit_outside_async_functions_keeps_the_teardown_analysis(
+    in_tmp: Path, capsys, monkeypatch
+) -> None:
+    write(in_tmp / "job.py", BUGGY + SYNC_HELPER)
+    run_json(capsys)
+    edited = BUGGY + SYNC_HELPER.replace("str(job)", "repr(job)  # changed") + "# the end\n"
+    write(in_tmp / "job.py", edited)
+    cold = run_json(capsys, "--no-cache")
+
+    def no_analysis(job):
+        raise AssertionError("the teardown rules ran again on an edit they do not read")
+
+    monkeypatch.setattr(engine, "_teardown_stage", no_analysis)
+    assert run_json(capsys) == cold
+    assert cold["summary"]["findings"] == 1
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("job.write_result()", "job.save_result()"),  # in the function
+        lambda text: "import trio\n" + text,  # level-triggered now, and every line moves
+        lambda text: text + "\n\ndef run(job):\n    pass\n",  # a sync `run` shadows the async one
+    ],
+)
+def test_an_edit_the_teardown_rules_read_analyses_again(in_tmp: Path, capsys, edit) -> None:
+    write(in_tmp / "job.py", BUGGY + SYNC_HELPER)
+    run_json(capsys)
+    write(in_tmp / "job.py", edit(BUGGY + SYNC_HELPER))
+    assert run_json(capsys) == run_json(capsys, "--no-cache")
+
+
 def test_changed_file_misses_the_cache(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", BUGGY)
     assert run_json(capsys)["summary"]["findings"] == 1
@@ -178,3 +213,46 @@ def test_unchanged_old_files_are_not_read_again(in_tmp: Path, capsys, monkeypatc
         assert run_json(capsys) == cold
     write(path, BUGGY.replace("write_result", "note_result"))  # new mtime: read and hashed
     assert run_json(capsys)["summary"]["findings"] == 0
+
+
+# -- reading libcst trees without visitors gives what the visitors give
+
+
+def _visited(module) -> list[int]:
+    import libcst as cst
+
+    from gate.analysis.cstwalk import LAYOUT
+
+    seen: list[int] = []
+
+    class Every(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if type(node) in LAYOUT:
+                return False
+            seen.append(id(node))
+            return True
+
+    module.visit(Every())
+    return seen
+
+
+def test_descendants_and_positions_match_libcsts_visitors() -> None:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from gate.analysis.cstwalk import code_ranges, descendants
+
+    sources = sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS
+    checked = 0
+    for path in sources:
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue  # a rule example broken on purpose
+        found = [id(node) for node in descendants(module)]
+        assert len(found) == len(set(found)), path
+        assert sorted(found) == sorted(_visited(module)), path
+        wrapped = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        assert dict(code_ranges(module)) == dict(wrapped), path
+        checked += 1
+    assert checked > 40

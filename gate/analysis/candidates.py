@@ -108,8 +108,8 @@ def registered_callbacks(tree: ast.Module, data: bytes) -> frozenset[str]:
     if not any(word in data for word in (b"push_", b"on_cleanup", b"on_shutdown", b"on_close")):
         return frozenset()
     names = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
+    for node in _calls(tree):
+        if not node.args:
             continue
         func = node.func
         registers = isinstance(func, ast.Attribute) and (
@@ -120,6 +120,32 @@ def registered_callbacks(tree: ast.Module, data: bytes) -> frozenset[str]:
             names.add(_final_name(node.args[0]))
     names.discard("")
     return frozenset(names)
+
+
+def _calls(tree: ast.AST) -> Iterator[ast.Call]:
+    """Every call in the tree, in no particular order (what `ast.walk` finds, faster: the
+    `ctx` markers of names are not visited)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Call):
+            yield node
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, list):
+                pending.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                pending.append(value)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+    return names
 
 
 def index_functions(

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from gate.analysis.candidates import FunctionSpan
+from gate.analysis.cstwalk import code_ranges
 from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functions
 from gate.checks import analysis_skipped, rules_of
@@ -77,9 +76,8 @@ def locator(path: str, analysis: ModuleAnalysis) -> Locate:
         assert isinstance(snippet, Snippet)
         if id(snippet) not in resolved:
             resolved.add(id(snippet))
-            wrapper = MetadataWrapper(snippet.module, unsafe_skip_copy=True)
             offset = snippet.line_offset
-            for known, code_range in wrapper.resolve(PositionProvider).items():
+            for known, code_range in code_ranges(snippet.module).items():
                 start, end = code_range.start, code_range.end
                 positions[known] = Location(
                     path, start.line + offset, start.column + 1, end.line + offset, end.column + 1

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gate.analysis.candidates import FunctionSpan
+from gate.analysis.cstwalk import descendants, names_below
 from gate.analysis.facts import Consequence, HandlerStep, NarrowHandler
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import (
@@ -136,13 +137,11 @@ def _attribute_targets(small: cst.BaseSmallStatement) -> list[str]:
 
 def _awaited_names(body: cst.CSTNode) -> set[str]:
     """Names the function binds to an awaited value: `conn = await pool.acquire()`."""
-    from libcst import matchers
-
     names: set[str] = set()
-    for assign in matchers.findall(body, matchers.Assign(value=matchers.Await())):
-        for target in assign.targets:  # type: ignore[attr-defined]
-            for name in matchers.findall(target, matchers.Name()):
-                names.add(name.value)  # type: ignore[attr-defined]
+    for node in descendants(body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Await):
+            for target in node.targets:
+                names |= names_below(target)
     return names
 
 

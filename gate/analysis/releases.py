@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
+from gate.analysis.cstwalk import descendants
 from gate.analysis.facts import UnprotectedRelease
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import collect, dotted_name, final_name
@@ -133,12 +134,11 @@ def _holders(body: cst.CSTNode) -> dict[str, str]:
 
 def _awaited_targets(body: cst.CSTNode) -> set[str]:
     """Names bound to an awaited value: `conn = await pool.acquire()`."""
-    from libcst import matchers
-
     return {
         target.target.value  # type: ignore[attr-defined]
-        for assign in matchers.findall(body, matchers.Assign(value=matchers.Await()))
-        for target in assign.targets  # type: ignore[attr-defined]
+        for assign in descendants(body)
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Await)
+        for target in assign.targets
         if isinstance(target.target, cst.Name)
     }
 

@@ -10,6 +10,7 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -133,6 +134,8 @@ class _Walk:
     """One function body in source order: its suspensions and steps, with what encloses them."""
 
     vocabulary: Vocabulary
+    # whether a called name is a step's, remembered for the module being summarised
+    step_names: dict[str, bool] = field(default_factory=dict)
     suspensions: list[_Context] = field(default_factory=list)
     exposed: bool = False  # an unguarded suspension was seen
     exposed_in: list[tuple[int, ...]] = field(default_factory=list)
@@ -165,7 +168,7 @@ class _Walk:
 
     def expression(self, node: ast.AST, context: _Context) -> None:
         """Suspensions and steps inside one statement's expressions, in evaluation order."""
-        for child in _expression_nodes(node):
+        for child in _awaits_and_calls(node):
             if isinstance(child, ast.Await):
                 self.suspend(context)
                 if isinstance(child.value, ast.Call):
@@ -174,9 +177,14 @@ class _Walk:
                 self.step(context)
 
     def _is_step(self, call: ast.Call) -> bool:
+        # `consequence(name, receiver)` is None exactly when `matched(name)` is
         name = _final(call.func)
-        receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
-        return bool(name) and self.vocabulary.consequence(name, receiver) is not None
+        if not name:
+            return False
+        known = self.step_names.get(name)
+        if known is None:
+            known = self.step_names[name] = self.vocabulary.matched(name) is not None
+        return known
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
@@ -254,31 +262,53 @@ def _sets_shield(statement: ast.stmt) -> bool:
     )
 
 
-def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a statement's expressions, not entering nested functions or lambdas."""
+def _awaits_and_calls(node: ast.AST) -> Iterator[ast.AST]:
+    """The awaits and calls of a statement's expressions in source order (the node first, then
+    its fields in order), not entering nested functions or lambdas."""
     pending = [node]
     while pending:
         current = pending.pop()
-        yield current
-        children = [
-            child
-            for child in ast.iter_child_nodes(current)
-            if not isinstance(child, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef)
-        ]
-        pending.extend(reversed(children))
+        if isinstance(current, ast.Await | ast.Call):
+            yield current
+        for name in _node_fields(type(current)):  # last field first: popped first-to-last
+            value = getattr(current, name)
+            if isinstance(value, list):
+                pending.extend(
+                    item
+                    for item in reversed(value)
+                    if isinstance(item, ast.AST) and not isinstance(item, _NOT_ENTERED)
+                )
+            elif isinstance(value, ast.AST) and not isinstance(value, _NOT_ENTERED):
+                pending.append(value)
+
+
+_NOT_ENTERED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
+
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    names = _NODE_FIELDS.get(kind)
+    if names is None:
+        names = _NODE_FIELDS[kind] = tuple(name for name in reversed(kind._fields) if name != "ctx")
+    return names
 
 
 def summarise_function(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    vocabulary: Vocabulary,
+    step_names: dict[str, bool] | None = None,
 ) -> FunctionSummary:
-    return _summarised(function, vocabulary)[0]
+    return _summarised(function, vocabulary, step_names)[0]
 
 
 def _summarised(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    vocabulary: Vocabulary,
+    step_names: dict[str, bool] | None = None,
 ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
     """The function's summary, and its awaited calls with whether a shield covers each."""
-    walk = _Walk(vocabulary)
+    walk = _Walk(vocabulary, {} if step_names is None else step_names)
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
@@ -324,6 +354,7 @@ class _ModuleWalk:
     managers: set[str] = field(default_factory=set)
     types: dict[tuple[str, str], str] = field(default_factory=dict)
     sites: list[CallSite] = field(default_factory=list)
+    step_names: dict[str, bool] = field(default_factory=dict)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -354,7 +385,7 @@ class _ModuleWalk:
         qualname = prefix + node.name
         awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef):
-            self.functions[qualname], awaited = _summarised(node, self.vocabulary)
+            self.functions[qualname], awaited = _summarised(node, self.vocabulary, self.step_names)
         self.sites += call_sites(node, awaited, qualname, owner or "")
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
             self.managers.add(owner)
@@ -440,8 +471,9 @@ SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
 
 
 def _assignments(function: ast.AST) -> Iterator[tuple[ast.expr, str]]:
-    """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`."""
-    for node in ast.walk(function):
+    """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`,
+    anywhere below the function, in the order `ast.walk` meets them."""
+    for node in _statements_breadth_first(function):
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             pairs = [(target, node.value) for target in targets]
@@ -453,6 +485,25 @@ def _assignments(function: ast.AST) -> Iterator[tuple[ast.expr, str]]:
             made = _called(value)
             if made and isinstance(target, ast.Name | ast.Attribute):
                 yield target, made
+
+
+def _statements_breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements below `node` in `ast.walk`'s order (breadth first, fields in order),
+    without visiting expressions: no statement lies inside an expression, and the handlers
+    and match cases that hold statements keep their place in the order."""
+    pending = deque([node])
+    while pending:
+        current = pending.popleft()
+        yield current
+        for name in _STATEMENT_FIELDS:
+            block = getattr(current, name, None)
+            if isinstance(block, list):
+                pending.extend(block)
+
+
+# The fields of statements, handlers and match cases that hold statements, handlers or cases,
+# in the order `ast` lists them: body, handlers, orelse, finalbody (Try); cases (Match).
+_STATEMENT_FIELDS = ("body", "handlers", "cases", "orelse", "finalbody")
 
 
 def _called(value: ast.expr | None) -> str | None:

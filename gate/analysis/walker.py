@@ -31,6 +31,7 @@ from gate.analysis.candidates import (
     is_teardown_method,
     releases_acquired,
 )
+from gate.analysis.cstwalk import descendants
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -93,9 +94,7 @@ def final_name(node: cst.BaseExpression) -> str | None:
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
-    from libcst import matchers
-
-    return {name.value for name in matchers.findall(node, matchers.Name())}  # type: ignore[attr-defined]
+    return {name.value for name in descendants(node) if isinstance(name, cst.Name)}
 
 
 def _bound_names(statement: cst.For | cst.While) -> set[str]:
@@ -242,6 +241,17 @@ def _awaited_names(body: cst.CSTNode) -> set[str]:
 
 
 _WAITS_ON_ARGUMENT = frozenset({"wait_for", "shield"})
+
+
+def _cancel_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """The `x.cancel()` calls under `node`."""
+    for call in descendants(node):
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "cancel"
+        ):
+            yield call
 
 
 def statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -598,18 +608,15 @@ class _RegionWalker:
 
     def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar) -> bool:
         """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
-        from libcst import matchers
-
         awaited = _awaited_names(statement.body)
         if not awaited:
             return False
-        cancel = matchers.Call(func=matchers.Attribute(attr=matchers.Name("cancel")))
         inside = {  # a cancel in the handlers comes after the wait it would explain
-            id(call) for handler in statement.handlers for call in matchers.findall(handler, cancel)
+            id(call) for handler in statement.handlers for call in _cancel_calls(handler)
         }
         cancelled = {  # cancelled before the await, not in the `try`'s handlers
             dotted_name(call.func.value)  # type: ignore[attr-defined]
-            for call in matchers.findall(self.function_body, cancel)
+            for call in _cancel_calls(self.function_body)
             if id(call) not in inside
         }
         return bool(awaited & cancelled)

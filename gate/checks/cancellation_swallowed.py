@@ -98,17 +98,11 @@ if TYPE_CHECKING:
 def swallows(handler: CancelHandler) -> bool:
     """A cancellation handler that neither re-raises nor keeps the exception or a flag."""
     import libcst as cst  # loaded only when there is teardown code to judge
-    from libcst import matchers
-
-    from gate.analysis.walker import RAISING_CALLS, dotted_name
 
     if handler.reraised_after:
         return False  # the block around the `try` ends with a raise that carries the cancel on
     body = handler.node.body
-    if matchers.findall(body, matchers.Raise()):
-        return False
-    calls = matchers.findall(body, matchers.Call())
-    if any(dotted_name(call.func) in RAISING_CALLS for call in calls):  # type: ignore[attr-defined]
+    if _raises(body):
         return False
     name = handler.node.name.name if handler.node.name is not None else None
     if isinstance(name, cst.Name) and name.value in _loaded_names(body):
@@ -119,10 +113,25 @@ def swallows(handler: CancelHandler) -> bool:
     return not flags or not (flags & _names_read_outside(handler.function_body, handler.node))
 
 
-def _loaded_names(body: cst.CSTNode) -> set[str]:
-    from libcst import matchers
+def _raises(body: cst.CSTNode) -> bool:
+    """Is there a `raise`, or a call that never returns (`pytest.fail`), in the block?"""
+    import libcst as cst
 
-    return {node.value for node in matchers.findall(body, matchers.Name())}  # type: ignore[attr-defined]
+    from gate.analysis.cstwalk import descendants
+    from gate.analysis.walker import RAISING_CALLS, dotted_name
+
+    for node in descendants(body):
+        if isinstance(node, cst.Raise):
+            return True
+        if isinstance(node, cst.Call) and dotted_name(node.func) in RAISING_CALLS:
+            return True
+    return False
+
+
+def _loaded_names(body: cst.CSTNode) -> set[str]:
+    from gate.analysis.cstwalk import names_below
+
+    return names_below(body)
 
 
 def _assigned_names(body: cst.BaseSuite) -> set[str] | None:
