@@ -91,3 +91,24 @@ class Rule:
 
 
 Locate = Callable[[Any], Location]
+
+
+# The "Fix safety" text of every rule whose fix holds the interrupt at each unguarded await
+HOLD_FIX_SAFETY = """\
+The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
+exception no longer skips the later steps either, and that exception is re-raised after them,
+unchanged. A `return`, `break` or `continue` that leaves the region, or a `raise` that surely
+leaves it, re-raises the held interrupt first, so the first interrupt comes out unchanged.
+Nothing changes on the path without an interrupt. There is no fix, and the finding says why,
+when the region yields (the held interrupt would wait across the `yield`), when the awaited
+statement sets a name read later in the region (it would be read unset), when the await is
+inside a comprehension, when the step is inside the very statement that awaits (the body of an
+`async with`, an `if` whose test awaits), or when nothing runs after the held await (holding
+would change nothing at run time).
+"""
+
+
+def shared_sections(doc: str | None) -> str:
+    """A rule module's docstring with the sections rules share filled in: a line
+    `{hold-fix-safety}` becomes HOLD_FIX_SAFETY."""
+    return (doc or "").replace("{hold-fix-safety}\n", HOLD_FIX_SAFETY)

@@ -65,15 +65,7 @@ catch what they caught; only cancellation (and the other `BaseException`s) is he
 skipping the teardown.
 
 ## Fix safety
-The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
-exception no longer skips the later steps either, and that exception is re-raised after them,
-unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
-first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
-why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
-statement sets a name read later in the region (it would be read unset), when the await is inside
-a comprehension, when the step is inside the very statement that awaits (the body of an `async
-with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
-change nothing at run time).
+{hold-fix-safety}
 
 ## Options
 The critical-step options of skippable-teardown-step decide which awaits matter.
@@ -94,7 +86,7 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Autofix, Locate, Rule
+from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
 def misses_cancellation(enclosure: Enclosure) -> bool:
@@ -174,7 +166,7 @@ RULE = Rule(
     summary="A guard around a teardown await catches Exception or narrower; cancellation passes",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Also catch asyncio.CancelledError (a BaseException), keep it, and re-raise it after "
     "the remaining steps.",
     check=check,

@@ -81,15 +81,7 @@ cancel scope instead (see unshielded-teardown-await): a held cancel would fire a
 await.
 
 ## Fix safety
-The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
-exception no longer skips the later steps either, and that exception is re-raised after them,
-unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
-first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
-why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
-statement sets a name read later in the region (it would be read unset), when the await is inside
-a comprehension, when the step is inside the very statement that awaits (the body of an `async
-with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
-change nothing at run time).
+{hold-fix-safety}
 
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
@@ -103,7 +95,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Autofix, Locate, Rule
+from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
 def _message(region: Region, step: CriticalStep, first: InterruptPoint, line: int) -> str:
@@ -142,7 +134,7 @@ RULE = Rule(
     summary="A teardown step can be skipped by an interrupt at an earlier, unguarded await",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Hold the interrupt around each earlier await (except CancelledError as e: keep e), "
     "finish every step, then re-raise it.",
     check=check,

@@ -63,15 +63,7 @@ landed: the hold lets what follows it run. When nothing follows, holding would c
 run time and there is no fix: make the step idempotent, or under trio/anyio shield it.
 
 ## Fix safety
-The hold catches `BaseException`, not only cancellation: a step that fails with an ordinary
-exception no longer skips the later steps either, and that exception is re-raised after them,
-unchanged. A `return`, `break` or `continue` that leaves the region re-raises the held interrupt
-first. Nothing changes on the path without an interrupt. There is no fix, and the finding says
-why, when the region yields (the held interrupt would wait across the `yield`), when the awaited
-statement sets a name read later in the region (it would be read unset), when the await is inside
-a comprehension, when the step is inside the very statement that awaits (the body of an `async
-with`, an `if` whose test awaits), or when nothing runs after the held await (holding would
-change nothing at run time).
+{hold-fix-safety}
 
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
@@ -84,7 +76,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region
 from gate.model import Family, Finding, Severity
-from gate.rule import Autofix, Locate, Rule
+from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
 def cut_points(step: CriticalStep) -> list[InterruptPoint]:
@@ -137,7 +129,7 @@ RULE = Rule(
     summary="A teardown step is awaited with nothing holding an interrupt, so it can be cut short",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Await the step inside try/except CancelledError that keeps the exception and re-raises "
     "it after the remaining steps (asyncio.shield alone is not enough).",
     check=check,
