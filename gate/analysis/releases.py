@@ -14,7 +14,7 @@ from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
 from gate.analysis.cstwalk import descendants
 from gate.analysis.facts import UnprotectedRelease
 from gate.analysis.vocabulary import Vocabulary
-from gate.analysis.walker import collect, dotted_name, final_name
+from gate.analysis.walker import dotted_name, final_name
 
 if TYPE_CHECKING:
     from gate.analysis.walker import _Analyser as Analyser
@@ -25,7 +25,10 @@ def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     suspend."""
     snippet = analyser.snippet_of(span)
     body = snippet.function.body
-    flow = _Flow(_holders(body), analyser.vocabulary, _suspends(analyser, span))
+    holders = _holders(body)
+    if not holders:  # nothing acquired by an await: nothing to release
+        return []
+    flow = _Flow(holders, analyser.vocabulary, _suspends(analyser, span))
     body.visit(flow)
     found = [
         _fact(span, snippet.module, release, acquired, between)
@@ -116,20 +119,34 @@ def _holders(body: cst.CSTNode) -> dict[str, str]:
     """Every name that holds an acquired value, mapped to what was acquired: a name bound to an
     await holds itself; a container it is put in holds itself; an item of that container holds
     the container."""
-    from libcst import matchers
-
     roots = {name: name for name in _awaited_targets(body)}
     if not roots:
         return roots
-    for call in collect(body).calls:
-        if _container_add(call) and _names(call.args) & roots.keys():
+    nodes = list(descendants(body))
+    _containers_held(nodes, roots)
+    loops = [node for node in nodes if isinstance(node, cst.For | cst.CompFor)]
+    for _ in loops:  # until nothing changes: a loop over an item of another loop comes after it
+        if not _items_held(loops, roots):
+            break
+    return roots
+
+
+def _containers_held(nodes: list[cst.CSTNode], roots: dict[str, str]) -> None:
+    """A container a held value is put in (`conns.append(conn)`) holds itself."""
+    for call in nodes:
+        if _container_add(call) and _names(call.args) & roots.keys():  # type: ignore[attr-defined]
             roots.update((name, name) for name in _names_of([call.func.value]))  # type: ignore[attr-defined]
-    for loop in matchers.findall(body, matchers.For() | matchers.CompFor()):
-        containers = _names_of([loop.iter]) & roots.keys()  # type: ignore[attr-defined]
+
+
+def _items_held(loops: list[cst.For | cst.CompFor], roots: dict[str, str]) -> bool:
+    """Let the names each loop binds hold what its iterable holds; did anything change?"""
+    before = dict(roots)
+    for loop in loops:
+        containers = _names_of([loop.iter]) & roots.keys()
         if containers:
             root = roots[min(containers)]
-            roots.update((name, root) for name in _names_of([loop.target]))  # type: ignore[attr-defined]
-    return roots
+            roots.update((name, root) for name in _names_of([loop.target]))
+    return roots != before
 
 
 def _awaited_targets(body: cst.CSTNode) -> set[str]:
@@ -143,7 +160,10 @@ def _awaited_targets(body: cst.CSTNode) -> set[str]:
     }
 
 
-def _container_add(call: cst.Call) -> bool:
+def _container_add(call: cst.CSTNode) -> bool:
+    """Is this node a call that puts something in a container (`conns.append(conn)`)?"""
+    if not isinstance(call, cst.Call):
+        return False
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in CONTAINER_ADDS
 
 

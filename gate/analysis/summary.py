@@ -407,9 +407,10 @@ def call_sites(
     shielded_by_call = _shielded_by_call(awaited)
     # a call that is a statement of its own is a plain function's: a coroutine made that way
     # would never run
-    statements = {id(child.value) for child in _own_nodes(node) if isinstance(child, ast.Expr)}
+    nodes = list(_own_nodes(node))
+    statements = {id(child.value) for child in nodes if isinstance(child, ast.Expr)}
     sites = []
-    for child in _own_nodes(node):
+    for child in nodes:
         for passed in _handed_on(child):
             if isinstance(passed, ast.Name | ast.Attribute):
                 sites.append(_site(passed, caller, owner, False))
