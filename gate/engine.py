@@ -161,12 +161,13 @@ def file_results(
     options: RunOptions,
     teardown: bool = True,
     callers_known: bool = True,
-) -> list[FileResult]:
+) -> tuple[list[FileResult], list[ModuleSummary]]:
     """The result of every file, in order. The first stage comes from the cache (in `root`)
     where the bytes are unchanged; then, when `teardown`, the teardown stage runs on the files
     that need it against the summaries of every file, reusing a cached analysis while the
     summaries it consulted are unchanged. `callers_known`: the files are whole directories, so
-    the callers of their functions are among them (not so for single files named)."""
+    the callers of their functions are among them (not so for single files named). Also
+    returns the summaries of the project modules the files import that the run read."""
     cache = ResultCache(root, settings, enabled=options.cache)
     progress = iter(range(1, len(files) + 1))
 
@@ -175,6 +176,7 @@ def file_results(
             options.progress(next(progress), len(files))
 
     results, keys = _first_stages(files, settings, options, cache, done, teardown)
+    imported: list[ModuleSummary] = []
     if teardown:
         imported = _imported_summaries(files, results, root, settings, options, cache)
         index = ProjectIndex(
@@ -182,7 +184,7 @@ def file_results(
         )
         _teardown_stages(files, results, keys, settings, options, cache, index)
     cache.save()
-    return results
+    return results, imported
 
 
 class ModuleFiles:

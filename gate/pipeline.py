@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.summary import ModuleSummary
+from gate.analysis.summary import ModuleSummary, ProjectSummaries
 from gate.checks import rules_of
 from gate.complexity.facts import RatchetFacts
 from gate.complexity.measure import FunctionComplexity
@@ -53,7 +53,7 @@ class CheckResult:
     baselined: list[Finding] = field(default_factory=list)
     stale: list[Entry] | None = None
     rules: dict[str, Rule] = field(default_factory=dict)
-    summaries: list[ModuleSummary] = field(default_factory=list)
+    summaries: ProjectSummaries = field(default_factory=ProjectSummaries)
 
 
 @dataclass
@@ -65,6 +65,11 @@ class _FileStage:
     noqa: dict[str, Suppressions] = field(default_factory=dict)
     excluded: int = 0
     summaries: list[ModuleSummary] = field(default_factory=list)
+    imported: list[ModuleSummary] = field(default_factory=list)
+    callers_known: bool = True
+
+    def project(self) -> ProjectSummaries:
+        return ProjectSummaries(tuple(self.summaries + self.imported), self.callers_known)
 
 
 def _discover(paths: Sequence[Path], loaded: LoadedConfig) -> Discovered:
@@ -86,7 +91,11 @@ def _file_stage(
 ) -> _FileStage:
     stage = _FileStage(excluded=discovered.excluded)
     files = discovered.files
-    results = file_results(files, loaded.root, loaded.settings, options, teardown, callers_known)
+    results, imported = file_results(
+        files, loaded.root, loaded.settings, options, teardown, callers_known
+    )
+    stage.imported = imported
+    stage.callers_known = callers_known
     for source, result in zip(files, results, strict=True):
         stage.findings.extend(result.all_findings)
         stage.noqa[source.relative] = result.noqa
@@ -236,7 +245,7 @@ def run_check(
         baselined=sorted(held.baselined, key=Finding.sort_key) if held is not None else [],
         stale=held.stale if held is not None else None,
         rules=found.rules,
-        summaries=found.stage.summaries,
+        summaries=found.stage.project(),
     )
 
 

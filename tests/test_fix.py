@@ -217,6 +217,31 @@ def test_show_fixes_prints_a_diff_and_writes_nothing(in_tmp: Path, capsys) -> No
     assert (in_tmp / "job.py").read_text() == patched
 
 
+def test_fixing_one_file_knows_the_project_modules_it_imports(in_tmp: Path, capsys) -> None:
+    # checking run.py alone, the rules read the summary of the helper it imports (which holds
+    # every interrupt, so awaiting it is no interrupt point); the fixer must read it too, or it
+    # would wrap that await in a hold of its own
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(
+        in_tmp / "pkg" / "helpers.py",
+        "async def settle(job):\n    try:\n        await job.flush()\n"
+        "    except BaseException as error:\n        return error\n    return None\n",
+    )
+    write(
+        in_tmp / "pkg" / "run.py",
+        "from pkg.helpers import settle\n\n\nasync def run(job):\n    try:\n"
+        "        await job.go()\n    finally:\n        await job.post()\n"
+        "        await settle(job)\n        job.write_result()\n",
+    )
+    code, out, err = run(capsys, "check", "--show-fixes", "--no-cache", "pkg/run.py")
+    assert code == 1 and "1 finding(s) in 1 file(s) would be fixed" in err
+    assert "+            await job.post()\n" in out
+    lines = out.splitlines()
+    assert "         await settle(job)" in lines  # an unchanged context line: no hold around it
+    assert not any(line.startswith("+") and "settle(job)" in line for line in lines)
+
+
 def test_fix_never_touches_a_file_with_a_syntax_error(in_tmp: Path, capsys) -> None:
     broken = BUGGY + "def broken(:\n"
     write(in_tmp / "job.py", broken)

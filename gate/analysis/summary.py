@@ -540,6 +540,16 @@ LookupKey = tuple[str, str, str, str, str]
 Lookup = FunctionSummary | bool | None
 
 
+@dataclass(frozen=True)
+class ProjectSummaries:
+    """What a run knew of the project: the summaries of every module it read (the checked files
+    and the project modules they import) and whether the callers of their functions are among
+    them (not so for single files named). The fixer analyses a file again against these."""
+
+    modules: tuple[ModuleSummary, ...] = ()
+    callers_known: bool = True
+
+
 class ProjectIndex:
     """Every summarised module of the run, for resolving an awaited call to its callee.
 

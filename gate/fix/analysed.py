@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.file_pass import analyse as analyse_file
 from gate.analysis.file_pass import judge
 from gate.analysis.summary import (
-    ModuleSummary,
     ProjectIndex,
+    ProjectSummaries,
     ProjectView,
     module_name,
     summarise_module,
@@ -70,7 +69,7 @@ def shield_scope(scopes: dict[str, str], function_code: str) -> tuple[str, str] 
 
 
 def _project(
-    tree: ast.Module, path: str, settings: GateConfig, summaries: Sequence[ModuleSummary]
+    tree: ast.Module, path: str, settings: GateConfig, summaries: ProjectSummaries | None
 ) -> ProjectView:
     """The project as the file rules saw it, with this text's own summary in place of the
     file's (a fix changes what its functions do)."""
@@ -79,12 +78,15 @@ def _project(
     except RecursionError:
         own = None
     name = module_name(path)
-    modules = [m for m in summaries if m.module != name]
-    return ProjectView(ProjectIndex([*modules, own] if own is not None else modules), name)
+    project = summaries or ProjectSummaries()
+    modules = [m for m in project.modules if m.module != name]
+    if own is not None:
+        modules.append(own)
+    return ProjectView(ProjectIndex(modules, project.callers_known), name)
 
 
 def analyse(
-    path: str, text: str, settings: GateConfig, summaries: Sequence[ModuleSummary] = ()
+    path: str, text: str, settings: GateConfig, summaries: ProjectSummaries | None = None
 ) -> Analysed | None:
     """The teardown analysis of `text`, as the file rules run it (awaited callees resolved in
     the project's `summaries`); None when it does not parse (with `ast`, or with libcst)."""

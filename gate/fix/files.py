@@ -7,11 +7,11 @@ import difflib
 import io
 import tokenize
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.summary import ModuleSummary
+from gate.analysis.summary import ProjectSummaries
 from gate.config import GateConfig
 from gate.filters import Selection
 from gate.fix.plan import autofix_of
@@ -85,7 +85,7 @@ def plan_fixes(
     settings: GateConfig,
     chosen: Selection,
     whole: bool = True,
-    summaries: Sequence[ModuleSummary] = (),
+    summaries: ProjectSummaries | None = None,
 ) -> FixRun:
     """Every finding, those with a fixing rule given their Fix; the files that change.
 

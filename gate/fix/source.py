@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gate.analysis.summary import ModuleSummary
+from gate.analysis.summary import ProjectSummaries
 from gate.config import GateConfig
 from gate.filters import Selection, without_noqa
 from gate.fix.analysed import Analysed, analyse
@@ -109,7 +109,7 @@ def _overlapping(grouped: list[Component]) -> None:
 class _Options:
     settings: GateConfig
     chosen: Selection
-    summaries: Sequence[ModuleSummary] = ()
+    summaries: ProjectSummaries | None = None
 
 
 def _round(path: str, text: str, wanted: set[tuple[str, str]], options: _Options):
@@ -155,7 +155,7 @@ def fix_source(
     settings: GateConfig,
     chosen: Selection,
     rounds: int = ROUNDS,
-    summaries: Sequence[ModuleSummary] = (),
+    summaries: ProjectSummaries | None = None,
 ) -> SourceFixes:
     """Plan a fix for every reported finding whose rule has one; see the module docs.
 
