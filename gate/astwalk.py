@@ -17,3 +17,15 @@ def child_statements(node: ast.AST) -> Iterator[ast.stmt]:
         yield from handler.body
     for case in getattr(node, "cases", ()):
         yield from case.body
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def node_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an `ast` node type that may hold nodes to visit (`ctx` never does), in
+    declaration order, computed once per type."""
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")  # type: ignore[attr-defined]
+    return names

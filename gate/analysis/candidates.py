@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
 from gate.analysis.vocabulary import Vocabulary
-from gate.astwalk import child_statements
+from gate.astwalk import child_statements, node_fields
 from gate.config import TeardownConfig
 
 
@@ -130,22 +130,12 @@ def _calls(tree: ast.AST) -> Iterator[ast.Call]:
         node = pending.pop()
         if isinstance(node, ast.Call):
             yield node
-        for name in _fields(type(node)):
+        for name in node_fields(type(node)):
             value = getattr(node, name)
             if isinstance(value, list):
                 pending.extend(item for item in value if isinstance(item, ast.AST))
             elif isinstance(value, ast.AST):
                 pending.append(value)
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(kind: type) -> tuple[str, ...]:
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
-    return names
 
 
 def index_functions(

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
-from gate.astwalk import child_statements
+from gate.astwalk import child_statements, node_fields
 
 
 @dataclass(frozen=True)
@@ -270,7 +270,7 @@ def _awaits_and_calls(node: ast.AST) -> Iterator[ast.AST]:
         current = pending.pop()
         if isinstance(current, ast.Await | ast.Call):
             yield current
-        for name in _node_fields(type(current)):  # last field first: popped first-to-last
+        for name in reversed(node_fields(type(current))):  # popped first-to-last
             value = getattr(current, name)
             if isinstance(value, list):
                 pending.extend(
@@ -283,15 +283,6 @@ def _awaits_and_calls(node: ast.AST) -> Iterator[ast.AST]:
 
 
 _NOT_ENTERED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
-
-_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _node_fields(kind: type) -> tuple[str, ...]:
-    names = _NODE_FIELDS.get(kind)
-    if names is None:
-        names = _NODE_FIELDS[kind] = tuple(name for name in reversed(kind._fields) if name != "ctx")
-    return names
 
 
 def summarise_function(

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
 
-from gate.astwalk import child_statements
+from gate.astwalk import child_statements, node_fields
 
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
@@ -94,15 +94,6 @@ _DECISIONS: dict[type, Any] = {
 # Python's default recursion limit, so the flat count gives radon's numbers exactly.
 SAFE_DEPTH = 200
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(kind: type) -> tuple[str, ...]:
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
-    return names
-
 
 # (node, depth, the function whose count it adds to: a (line, column) key or None)
 _Pending = list[tuple[ast.AST, int, tuple[int, int] | None]]
@@ -154,7 +145,7 @@ def _count(
 def _queue_children(
     node: ast.AST, depth: int, owner: tuple[int, int] | None, pending: _Pending
 ) -> None:
-    for name in _fields(type(node)):
+    for name in node_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, list):
             pending.extend((item, depth, owner) for item in value if isinstance(item, ast.AST))
