@@ -12,12 +12,12 @@ from gate.analysis.cstwalk import descendants, names_below
 from gate.analysis.facts import Consequence, HandlerStep, NarrowHandler
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import (
-    _final_names,
     _unconditional_raise,
     blocks,
     cancel_handler_index,
     collect,
     dotted_name,
+    exception_names,
     final_name,
     statements,
 )
@@ -61,12 +61,12 @@ def _release(vocabulary: Vocabulary, call: cst.Call, name: str) -> Consequence |
 def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """`except Exception:`, `except TimeoutError:` (a timeout abandons the work as a cancel
     does), a tuple with either; a bare or BaseException handler catches cancellation anyway."""
-    names = _final_names(handler.type)
+    names = exception_names(handler.type)
     return any(name in ("Exception", "TimeoutError") for name in names)
 
 
 def _catches_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-    return "TimeoutError" in _final_names(handler.type)
+    return "TimeoutError" in exception_names(handler.type)
 
 
 def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:

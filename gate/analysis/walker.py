@@ -135,12 +135,13 @@ def collect(node: cst.CSTNode) -> _Collector:
 # What an exception clause catches, what a `with` item does
 
 
-def _final_names(node: cst.BaseExpression | None) -> list[str | None]:
-    """The names a handler's type expression lists, for `catches_cancellation`."""
+def exception_names(node: cst.BaseExpression | None) -> list[str | None]:
+    """The final names an `except` type or `suppress` argument lists (None: bare except), for
+    `catches_cancellation`."""
     if node is None:
         return [None]
     if isinstance(node, cst.Tuple):
-        return [name for element in node.elements for name in _final_names(element.value)]
+        return [name for element in node.elements for name in exception_names(element.value)]
     if isinstance(node, cst.Call):
         return [f"{final_name(node.func)}()"]
     return [final_name(node) or ""]
@@ -148,7 +149,7 @@ def _final_names(node: cst.BaseExpression | None) -> list[str | None]:
 
 def handler_catches_cancellation(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """True when the handler catches CancelledError/trio.Cancelled (bare, BaseException, ...)."""
-    return catches_cancellation(_final_names(handler.type))
+    return catches_cancellation(exception_names(handler.type))
 
 
 def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
@@ -582,7 +583,7 @@ class _RegionWalker:
             return Enclosure(EnclosureKind.SHIELD, statement)
         if final_name(call.func) == "suppress":
             catches = catches_cancellation(
-                name for arg in _call_args(call) for name in _final_names(arg)
+                name for arg in _call_args(call) for name in exception_names(arg)
             )
             return Enclosure(
                 EnclosureKind.SUPPRESS, statement, catches, holds=catches, report_node=statement
@@ -830,7 +831,7 @@ def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
             yield RegionKind.FINALLY, block, False, statement.finalbody  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             if index == cancel_handler_index(statement):  # type: ignore[arg-type]
-                only = catches_only_cancellation(_final_names(block.type))
+                only = catches_only_cancellation(exception_names(block.type))
                 yield RegionKind.CANCEL_HANDLER, block.body, only, block
             else:
                 yield from find_regions(block.body)

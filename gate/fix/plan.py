@@ -25,7 +25,7 @@ from gate.analysis.facts import (
     Region,
     precedes,
 )
-from gate.analysis.walker import Snippet, final_name
+from gate.analysis.walker import Snippet, exception_names
 from gate.checks import RULES
 from gate.fix.rewrite import BlockEdit, Edits, Keep, Shield, SuppressToTry
 from gate.fix.tree import COMPREHENSIONS, FunctionTree, Span, bound_names, loads, own_nodes
@@ -431,17 +431,6 @@ def useful_holds(targets: RegionTargets, boundaries: Iterable[cst.CSTNode]) -> N
 
 # ---------------------------------------------------------------------------------------------
 # Keeping what a handler or a suppress swallows
-
-
-def exception_names(node: cst.BaseExpression | None) -> list[str | None]:
-    """The final names an `except` type or `suppress` argument lists (None: bare except)."""
-    if node is None:
-        return [None]
-    if isinstance(node, cst.Tuple):
-        return [name for element in node.elements for name in exception_names(element.value)]
-    if isinstance(node, cst.Call):
-        return [f"{final_name(node.func)}()"]
-    return [final_name(node) or ""]
 
 
 def keep_handler(handler: CancelHandler, tree: FunctionTree, hold: str) -> Keep:
