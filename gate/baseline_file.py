@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,6 +36,29 @@ def conflict_line(text: str) -> int | None:
     """The line of the first merge-conflict marker, None when there is none."""
     conflict = CONFLICT.search(text)
     return None if conflict is None else text.count("\n", 0, conflict.start()) + 1
+
+
+def conflict_parsed(
+    text: str, shown: str, line: int, parse: Callable[[str, str], Document]
+) -> tuple[Document, Document]:
+    """Each side of a conflicted baseline, parsed with `parse(text, shown)`; raises
+    BaselineError when the markers do not nest as git writes them or a side does not parse."""
+    where = f"{shown}:{line}"
+    sides = conflict_sides(text)
+    if sides is None:
+        raise BaselineError(
+            f"{where}: merge-conflict markers that do not nest as git writes them; resolve the "
+            "conflict by hand"
+        )
+    parsed = []
+    for name, side in zip(("our", "their"), sides, strict=True):
+        try:
+            parsed.append(parse(side, f"{shown} ({name} side of the conflict)"))
+        except BaselineError as error:
+            raise BaselineError(
+                f"{error}\n{where}: cannot merge the conflict; resolve it by hand"
+            ) from None
+    return parsed[0], parsed[1]
 
 
 def conflict_sides(text: str) -> tuple[str, str] | None:

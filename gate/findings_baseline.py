@@ -25,7 +25,7 @@ from gate.baseline_file import (
     BaselineError,
     check_schema,
     conflict_line,
-    conflict_sides,
+    conflict_parsed,
     judged_paths,
     parse_document,
     read_raw,
@@ -251,21 +251,7 @@ def _parse(text: str, shown: str) -> FindingsBaseline:
 def _merged(text: str, shown: str, line: int) -> FindingsBaseline:
     """Both sides of a conflicted findings baseline: every entry of either side. The ruff
     version is kept only when both sides agree (the next update records the current one)."""
-    sides = conflict_sides(text)
-    if sides is None:
-        raise BaselineError(
-            f"{shown}:{line}: merge-conflict markers that do not nest as git writes them; "
-            "resolve the conflict by hand"
-        )
-    parsed = []
-    for name, side in zip(("our", "their"), sides, strict=True):
-        try:
-            parsed.append(_parse(side, f"{shown} ({name} side of the conflict)"))
-        except BaselineError as error:
-            raise BaselineError(
-                f"{error}\n{shown}:{line}: cannot merge the conflict; resolve it by hand"
-            ) from None
-    ours, theirs = parsed
+    ours, theirs = conflict_parsed(text, shown, line, _parse)
     same = ours.ruff_version == theirs.ruff_version
     return ours.model_copy(
         update={

@@ -12,7 +12,7 @@ from gate.baseline_file import (
     BaselineError,
     check_schema,
     conflict_line,
-    conflict_sides,
+    conflict_parsed,
     parse_document,
     read_raw,
 )
@@ -71,22 +71,8 @@ def merge_conflict(text: str, shown: str, line: int) -> Baseline:
     """Both sides of a conflicted baseline merged: every entry of either side, the lower count
     where both have one. Raises BaselineError when a side does not parse or the sides were
     measured differently."""
+    ours, theirs = conflict_parsed(text, shown, line, parse_baseline)
     where = f"{shown}:{line}"
-    sides = conflict_sides(text)
-    if sides is None:
-        raise BaselineError(
-            f"{where}: merge-conflict markers that do not nest as git writes them; resolve the "
-            "conflict by hand"
-        )
-    parsed = []
-    for name, side in zip(("our", "their"), sides, strict=True):
-        try:
-            parsed.append(parse_baseline(side, f"{shown} ({name} side of the conflict)"))
-        except BaselineError as error:
-            raise BaselineError(
-                f"{error}\n{where}: cannot merge the conflict; resolve it by hand"
-            ) from None
-    ours, theirs = parsed
     if (ours.radon, ours.options) != (theirs.radon, theirs.options):
         raise BaselineError(
             f"{where}: the two sides of the conflict were measured with radon {ours.radon} and "
