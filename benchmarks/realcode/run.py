@@ -265,6 +265,8 @@ def report(per_tree: dict[str, list[Finding]], judged: dict) -> int:
     false_errors = [finding for finding in judged_false if finding.severity == "error"]
     print_list("unjudged findings (judge them in judgments.csv)", map(describe, unjudged))
     print_list("errors judged false", map(describe, false_errors))
+    errors = [finding for finding in everything if finding.severity == "error"]
+    print_list("every error and its verdict", (judged_line(f, judged) for f in errors))
     print_list("judged findings gate no longer reports", gone_lines(per_tree, judged))
     print_shapes(everything, judged)
     failing = [finding for finding in unjudged if finding.severity == "error"] + false_errors
@@ -279,6 +281,12 @@ def gone_lines(per_tree: dict[str, list[Finding]], judged: dict) -> list[str]:
     reported = {finding.key for findings in per_tree.values() for finding in findings}
     gone = [key for key in judged if key[0] in per_tree and key not in reported]
     return [gone_line(key, judged) for key in gone]
+
+
+def judged_line(finding: Finding, judged: dict) -> str:
+    judgment = judged.get(finding.key)
+    why = f"{judgment.verdict} ({judgment.shape}): {judgment.why}" if judgment else "unjudged"
+    return f"  {finding.repo} {finding.path}:{finding.line} {finding.code} {why}"
 
 
 def gone_line(key: tuple[str, str, int, str], judged: dict) -> str:
