@@ -9,13 +9,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from gate.config import ConfigError
+from gate.document import DocumentError, read_document
 
 CONFLICT = re.compile(r"^(<{7}|\|{7}|={7}|>{7})( |\r?$)", re.M)
 
-Document = TypeVar("Document", bound=BaseModel)
+Document = TypeVar("Document")
 
 
 class BaselineError(ConfigError):
@@ -91,8 +90,8 @@ def conflict_sides(text: str) -> tuple[str, str] | None:
 
 
 def parse_document(text: str, shown: str, model: type[Document]) -> Document:
-    """`text` as a JSON object validated by `model`; raises BaselineError naming the line (bad
-    JSON) or the dotted key (unknown keys, wrong types)."""
+    """`text` as a JSON object read strictly into the dataclass `model`; raises BaselineError
+    naming the line (bad JSON) or the dotted key (unknown keys, wrong types)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -103,12 +102,12 @@ def parse_document(text: str, shown: str, model: type[Document]) -> Document:
     if not isinstance(data, dict):
         raise BaselineError(f"{shown}: the baseline must be a JSON object")
     try:
-        return model.model_validate(data)
-    except ValidationError as error:
+        return read_document(model, data)
+    except DocumentError as error:
         problems = []
-        for item in error.errors():
-            key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-            reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        for problem in error.problems:
+            key = ".".join(str(part) for part in problem.location) or "(top level)"
+            reason = "unknown key" if problem.kind == "extra_forbidden" else problem.message
             problems.append(f"{shown}: {key}: {reason}")
         raise BaselineError("\n".join(problems)) from None
 

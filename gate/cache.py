@@ -55,8 +55,8 @@ def salt(settings: GateConfig) -> str:
     parts = (
         _code_fingerprint(),
         sys.version,
-        settings.teardown.model_dump_json(),
-        settings.complexity.model_dump_json(),
+        repr(settings.teardown),
+        repr(settings.complexity),
     )
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 

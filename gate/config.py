@@ -1,4 +1,4 @@
-"""gate's settings: one frozen, strict pydantic model read from `[tool.gate]`."""
+"""gate's settings: one frozen dataclass read strictly from `[tool.gate]` (gate.document)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ import json
 import os
 import string
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import ErrorDetails, PydanticCustomError
+from typing import Any, Literal
 
 from gate import git
+from gate.document import DocumentError, Invalid, Problem, alias, read_document
 from gate.fsutil import display_path
 
 if sys.version_info >= (3, 11):
@@ -73,36 +72,29 @@ class ConfigError(Exception):
     """A config or baseline file gate cannot use; the message names the file and the key."""
 
 
-class _Strict(BaseModel):
-    # strict: `threshold = true` or `"10"` is an error, not 1 or 10.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
-
-
-# A TOML array arrives as a list: the tuple itself is lax, its items stay strict.
-Strings = Annotated[tuple[str, ...], Field(strict=False)]
+# Read strictly (gate.document): `threshold = true` or `"10"` is an error, not 1 or 10.
+Strings = tuple[str, ...]
 
 DOCS_URL_FIELDS = {"code": "CODE", "name": "rule-name"}
 KNOWN_PLACEHOLDERS = "{code} and {name}"
 
 
 def check_docs_url(template: str) -> str:
-    """`template` when its only placeholders are {code} and {name}; raises PydanticCustomError."""
+    """`template` when its only placeholders are {code} and {name}; raises Invalid."""
     try:
         parts = string.Formatter().parse(template)
         unknown = [field for _, field, _, _ in parts if field not in (None, *DOCS_URL_FIELDS)]
         if not unknown:
             template.format(**DOCS_URL_FIELDS)
     except ValueError as error:
-        raise PydanticCustomError(
+        raise Invalid(
             "docs_url_template",
-            "not a URL template ({problem}); the placeholders are {known}",
-            {"problem": str(error), "known": KNOWN_PLACEHOLDERS},
+            f"not a URL template ({error}); the placeholders are {KNOWN_PLACEHOLDERS}",
         ) from None
     if unknown:
-        raise PydanticCustomError(
+        raise Invalid(
             "docs_url_placeholder",
-            "unknown placeholder {placeholder}; the placeholders are {known}",
-            {"placeholder": f"{{{unknown[0]}}}", "known": KNOWN_PLACEHOLDERS},
+            f"unknown placeholder {{{unknown[0]}}}; the placeholders are {KNOWN_PLACEHOLDERS}",
         )
     return template
 
@@ -136,63 +128,77 @@ DEFAULT_TEST_PATHS: tuple[str, ...] = (
 SeverityName = Literal["error", "warning"]
 
 
-class TeardownConfig(_Strict):
-    critical_tokens: Strings = Field(DEFAULT_CRITICAL_TOKENS, alias="critical-tokens")
-    extend_critical_tokens: Strings = Field((), alias="extend-critical-tokens")
-    best_effort_tokens: Strings = Field(DEFAULT_BEST_EFFORT_TOKENS, alias="best-effort-tokens")
-    teardown_functions: Strings = Field((), alias="teardown-functions")
-    teardown_methods: Strings = Field(DEFAULT_TEARDOWN_METHODS, alias="teardown-methods")
-    shield_helpers: Strings = Field((), alias="shield-helpers")
-    test_paths: Strings = Field(DEFAULT_TEST_PATHS, alias="test-paths")
-    best_effort_severity: SeverityName = Field("warning", alias="best-effort-severity")
-    test_severity: SeverityName = Field("warning", alias="test-severity")
+@dataclass(frozen=True)
+class TeardownConfig:
+    critical_tokens: Strings = field(
+        default=DEFAULT_CRITICAL_TOKENS, metadata=alias("critical-tokens")
+    )
+    extend_critical_tokens: Strings = field(default=(), metadata=alias("extend-critical-tokens"))
+    best_effort_tokens: Strings = field(
+        default=DEFAULT_BEST_EFFORT_TOKENS, metadata=alias("best-effort-tokens")
+    )
+    teardown_functions: Strings = field(default=(), metadata=alias("teardown-functions"))
+    teardown_methods: Strings = field(
+        default=DEFAULT_TEARDOWN_METHODS, metadata=alias("teardown-methods")
+    )
+    shield_helpers: Strings = field(default=(), metadata=alias("shield-helpers"))
+    test_paths: Strings = field(default=DEFAULT_TEST_PATHS, metadata=alias("test-paths"))
+    best_effort_severity: SeverityName = field(
+        default="warning", metadata=alias("best-effort-severity")
+    )
+    test_severity: SeverityName = field(default="warning", metadata=alias("test-severity"))
 
     @property
     def tokens(self) -> tuple[str, ...]:
         return self.critical_tokens + self.extend_critical_tokens
 
 
-class PathThreshold(_Strict):
+@dataclass(frozen=True)
+class PathThreshold:
     glob: str
-    threshold: int = Field(ge=1)
+    threshold: int = field(metadata={"ge": 1})
 
 
-class ComplexityConfig(_Strict):
-    threshold: int = Field(10, ge=1)
+@dataclass(frozen=True)
+class ComplexityConfig:
+    threshold: int = field(default=10, metadata={"ge": 1})
     baseline: str = "baselines/complexity.json"
-    paths: Annotated[tuple[PathThreshold, ...], Field(strict=False)] = ()
-    stale_severity: Literal["error", "warning"] = Field("error", alias="stale-severity")
+    paths: tuple[PathThreshold, ...] = ()
+    stale_severity: Literal["error", "warning"] = field(
+        default="error", metadata=alias("stale-severity")
+    )
 
     @property
     def lowest_threshold(self) -> int:
         return min([self.threshold, *(path.threshold for path in self.paths)])
 
 
-class GateConfig(_Strict):
+def _docs_url_formats(value: str | None) -> str | None:
+    # Checked when the config loads, not when a renderer first formats it.
+    return value if value is None else check_docs_url(value)
+
+
+@dataclass(frozen=True)
+class GateConfig:
     include: Strings = ("*.py", "*.pyi")
     exclude: Strings = ()
     select: Strings = ("GATE",)
     ignore: Strings = ()
     # A URL template for rule docs in SARIF/rdjson (`{code}`, `{name}`); none by default.
-    docs_url: str | None = Field(None, alias="docs-url")
+    docs_url: str | None = field(default=None, metadata=alias("docs-url", check=_docs_url_formats))
     # Run ruff too (the project's own ruff configuration); its findings join gate's.
     ruff: bool = False
     # Every finding gate grandfathers other than complexity ones, relative to the pyproject.toml.
-    findings_baseline: str = Field("baselines/findings.json", alias="findings-baseline")
-    teardown: TeardownConfig = TeardownConfig()
-    complexity: ComplexityConfig = ComplexityConfig()
-
-    @field_validator("docs_url")
-    @classmethod
-    def _docs_url_formats(cls, value: str | None) -> str | None:
-        # Checked when the config loads, not when a renderer first formats it.
-        return value if value is None else check_docs_url(value)
+    findings_baseline: str = field(
+        default="baselines/findings.json", metadata=alias("findings-baseline")
+    )
+    teardown: TeardownConfig = field(default_factory=TeardownConfig)
+    complexity: ComplexityConfig = field(default_factory=ComplexityConfig)
 
 
-class LoadedConfig(BaseModel):
+@dataclass(frozen=True)
+class LoadedConfig:
     """The settings together with where they came from; `root` anchors relative paths."""
-
-    model_config = ConfigDict(frozen=True)
 
     settings: GateConfig
     source: Path | None
@@ -216,25 +222,25 @@ def _toml_value(value: Any) -> str:
     return str(value)
 
 
-def _reason(item: ErrorDetails) -> str:
-    if item["type"] == "extra_forbidden":
+def _reason(problem: Problem) -> str:
+    if problem.kind == "extra_forbidden":
         return "unknown key"
-    if item["type"] == "tuple_type":  # the TOML spelling of what pydantic calls a tuple
-        return f"Input should be an array (got {_toml_value(item['input'])})"
-    if item["type"].endswith("_type"):  # a value of the wrong type: say what was written
-        return f"{item['msg']} (got {_toml_value(item['input'])})"
-    return item["msg"]
+    if problem.kind == "tuple_type":  # the TOML spelling of a tuple
+        return f"Input should be an array (got {_toml_value(problem.value)})"
+    if problem.kind.endswith("_type"):  # a value of the wrong type: say what was written
+        return f"{problem.message} (got {_toml_value(problem.value)})"
+    return problem.message
 
 
 def parse_config(data: dict[str, Any], source: str) -> GateConfig:
     """Validate a `[tool.gate]` table; raises ConfigError naming the file and dotted key."""
     try:
-        return GateConfig.model_validate(data)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            key = _dotted(item["loc"])
-            problems.append(f"{source}: {key}: {_reason(item)}")
+        return read_document(GateConfig, data)
+    except DocumentError as error:
+        problems = [
+            f"{source}: {_dotted(problem.location)}: {_reason(problem)}"
+            for problem in error.problems
+        ]
         raise ConfigError("\n".join(problems)) from None
 
 

@@ -15,10 +15,8 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gate import git
 from gate.baseline_file import (
@@ -32,6 +30,7 @@ from gate.baseline_file import (
     relative_to,
 )
 from gate.config import LoadedConfig
+from gate.document import DocumentError, alias, read_document
 from gate.fsutil import atomic_write, display_path
 from gate.model import Family, Finding
 
@@ -44,13 +43,12 @@ BASELINED_FAMILIES = frozenset({Family.TEARDOWN, Family.RUFF})
 Key = tuple[str, str, str]  # code, path, anchor: what a finding's fingerprint hashes
 
 
-class Entry(BaseModel):
+@dataclass(frozen=True)
+class Entry:
     """One grandfathered finding. `text` is None for an anchor that is a function alone."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    code: str = Field(min_length=1)
-    path: str = Field(min_length=1)
+    code: str = field(metadata={"min_length": 1})
+    path: str = field(metadata={"min_length": 1})
     function: str
     text: str | None = None
 
@@ -74,10 +72,10 @@ class Entry(BaseModel):
         return (self.path, self.function, self.code, self.text or "")
 
     def moved(self, path: str) -> Entry:
-        return self.model_copy(update={"path": path})
+        return replace(self, path=path)
 
     def line(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False, sort_keys=True)
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
     def describe(self) -> str:
         text = (self.text or "").split("\x1f")[-1]
@@ -89,16 +87,15 @@ def key_of(finding: Finding) -> Key:
     return (finding.code, finding.location.path, finding.anchor)
 
 
-class FindingsBaseline(BaseModel):
+@dataclass(frozen=True)
+class FindingsBaseline:
     """The file: gate's entries, ruff's entries and the ruff version that reported them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    schema_version: int = Field(SCHEMA_VERSION, alias="schema")
+    schema_version: int = field(default=SCHEMA_VERSION, metadata=alias("schema"))
     tool: str = "gate"
     findings: tuple[Entry, ...] = ()
-    ruff_findings: tuple[Entry, ...] = Field((), alias="ruff-findings")
-    ruff_version: str | None = Field(None, alias="ruff-version")
+    ruff_findings: tuple[Entry, ...] = field(default=(), metadata=alias("ruff-findings"))
+    ruff_version: str | None = field(default=None, metadata=alias("ruff-version"))
 
 
 def _section(name: str, entries: Iterable[Entry]) -> list[str]:
@@ -220,8 +217,8 @@ class FindingsSession:
             row = line.strip().rstrip(",")
             if row.startswith("{") and row.endswith("}"):
                 try:
-                    lines[Entry.model_validate(json.loads(row))] = number
-                except ValueError:
+                    lines[read_document(Entry, json.loads(row))] = number
+                except (ValueError, DocumentError):
                     continue
         return lines
 
@@ -253,12 +250,11 @@ def _merged(text: str, shown: str, line: int) -> FindingsBaseline:
     version is kept only when both sides agree (the next update records the current one)."""
     ours, theirs = conflict_parsed(text, shown, line, _parse)
     same = ours.ruff_version == theirs.ruff_version
-    return ours.model_copy(
-        update={
-            "findings": tuple(dict.fromkeys(ours.findings + theirs.findings)),
-            "ruff_findings": tuple(dict.fromkeys(ours.ruff_findings + theirs.ruff_findings)),
-            "ruff_version": ours.ruff_version if same else None,
-        }
+    return replace(
+        ours,
+        findings=tuple(dict.fromkeys(ours.findings + theirs.findings)),
+        ruff_findings=tuple(dict.fromkeys(ours.ruff_findings + theirs.ruff_findings)),
+        ruff_version=ours.ruff_version if same else None,
     )
 
 

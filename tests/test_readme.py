@@ -193,9 +193,10 @@ def test_json_snippets_have_the_shape_gate_prints(checkout: Path) -> None:
     for snippet in jsons:
         document = json.loads(snippet.text)
         if "ruff-findings" in document:  # the findings baseline, as gate writes it
+            from gate.document import read_document
             from gate.findings_baseline import FindingsBaseline, render
 
-            assert render(FindingsBaseline.model_validate(document)) == snippet.text, snippet
+            assert render(read_document(FindingsBaseline, document)) == snippet.text, snippet
             continue
         assert document["version"] == printed["version"], snippet
         assert set(document) == set(printed), snippet

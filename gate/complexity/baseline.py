@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gate.baseline_file import (
     BaselineError,
@@ -17,6 +17,7 @@ from gate.baseline_file import (
     read_raw,
 )
 from gate.complexity.measure import OPTIONS, RADON_VERSION
+from gate.document import alias
 from gate.fsutil import atomic_write
 
 SCHEMA_VERSION = 1
@@ -24,17 +25,16 @@ SCHEMA_VERSION = 1
 __all__ = ["Baseline", "BaselineError", "read_baseline", "render_baseline", "write_baseline"]
 
 
-class Baseline(BaseModel):
+@dataclass(frozen=True)
+class Baseline:
     """`functions` maps `path::Qualname` to the complexity that is allowed for it."""
 
-    # strict: a count written as `true` or `"12"` is a broken baseline, not 1 or 12.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    schema_version: int = Field(SCHEMA_VERSION, alias="schema")
+    # read strictly (gate.document): a count written as `true` or `"12"` is a broken baseline
+    schema_version: int = field(default=SCHEMA_VERSION, metadata=alias("schema", by_name=False))
     tool: str = "gate"
     radon: str = RADON_VERSION
-    options: dict[str, object] = Field(default_factory=lambda: dict(OPTIONS))
-    functions: dict[str, int] = Field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=lambda: dict(OPTIONS))
+    functions: dict[str, int] = field(default_factory=dict)
 
 
 def read_baseline(path: Path, shown: str, merge_conflicts: bool = False) -> Baseline | None:
@@ -82,7 +82,7 @@ def merge_conflict(text: str, shown: str, line: int) -> Baseline:
     functions = dict(theirs.functions)
     for key, allowed in ours.functions.items():
         functions[key] = min(allowed, functions.get(key, allowed))
-    return ours.model_copy(update={"functions": functions})
+    return dataclasses.replace(ours, functions=functions)
 
 
 def check_radon_version(baseline: Baseline, shown: str) -> None:
