@@ -130,6 +130,8 @@ SeverityName = Literal["error", "warning"]
 
 @dataclass(frozen=True)
 class TeardownConfig:
+    """`[tool.gate.teardown]`: the vocabulary and scope of the teardown rules."""
+
     critical_tokens: Strings = field(
         default=DEFAULT_CRITICAL_TOKENS, metadata=alias("critical-tokens")
     )
@@ -155,12 +157,16 @@ class TeardownConfig:
 
 @dataclass(frozen=True)
 class PathThreshold:
+    """One `[[tool.gate.complexity.paths]]` entry: a threshold for the paths matching `glob`."""
+
     glob: str
     threshold: int = field(metadata={"ge": 1})
 
 
 @dataclass(frozen=True)
 class ComplexityConfig:
+    """`[tool.gate.complexity]`: the ratchet's threshold, baseline file and per-path overrides."""
+
     threshold: int = field(default=10, metadata={"ge": 1})
     baseline: str = "baselines/complexity.json"
     paths: tuple[PathThreshold, ...] = ()
@@ -180,6 +186,8 @@ def _docs_url_formats(value: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class GateConfig:
+    """`[tool.gate]`: every setting, each with its default."""
+
     include: Strings = ("*.py", "*.pyi")
     exclude: Strings = ()
     select: Strings = ("GATE",)

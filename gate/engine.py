@@ -40,6 +40,9 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class _Job:
+    """One file for a worker: its settings, its bytes when already read, and the first stage's
+    reading of it for the teardown stage."""
+
     source: SourceFile
     settings: GateConfig
     data: bytes | None
@@ -195,6 +198,7 @@ class ModuleFiles:
         self.bases = [os.fspath(root), os.path.join(root, "src"), os.path.join(root, "lib")]
         self.known: dict[str, list[str]] = {}
         self.directories: dict[str, bool] = {}
+        self.entries: dict[str, frozenset[str]] = {}
 
     def __call__(self, module: str) -> list[str]:
         found = self.known.get(module)
@@ -205,6 +209,8 @@ class ModuleFiles:
     def _look(self, parts: list[str]) -> list[str]:
         found = []
         for base in self.bases:
+            if not self._may_hold(base, parts[0]):
+                continue  # most imports name the standard library or an installed package
             folder = os.path.join(base, *parts[:-1])
             if not self._is_directory(folder):
                 continue  # neither `parts.py` nor `parts/__init__.py` can be in it
@@ -215,6 +221,18 @@ class ModuleFiles:
                 if os.path.isfile(candidate):
                     found.append(candidate)
         return found
+
+    def _may_hold(self, base: str, first: str) -> bool:
+        """Can `base` hold a module whose dotted name starts with `first`? Python's imports
+        are case-sensitive, as a directory listing is."""
+        entries = self.entries.get(base)
+        if entries is None:
+            try:
+                entries = frozenset(os.listdir(base))
+            except OSError:
+                entries = frozenset()
+            self.entries[base] = entries
+        return first in entries or f"{first}.py" in entries
 
     def _is_directory(self, folder: str) -> bool:
         known = self.directories.get(folder)

@@ -58,6 +58,8 @@ class CheckResult:
 
 @dataclass
 class _FileStage:
+    """What the file rules yielded for every file, gathered for the project rules."""
+
     findings: list[Finding] = field(default_factory=list)
     functions: list[FunctionComplexity] = field(default_factory=list)
     measured_paths: set[str] = field(default_factory=set)
@@ -251,6 +253,8 @@ def run_check(
 
 @dataclass
 class Measurements:
+    """Every function's complexity, the files measured, and the findings of those that were not."""
+
     functions: list[FunctionComplexity]
     measured_paths: set[str]
     unparsed: list[Finding]

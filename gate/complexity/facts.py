@@ -46,6 +46,9 @@ class Vanished:
 
 @dataclass(frozen=True)
 class RatchetFacts:
+    """What the complexity rules judge: every measured function, the vanished baseline
+    entries, and how severe a stale entry is."""
+
     judged: tuple[Judged, ...]
     vanished: tuple[Vanished, ...]
     stale_severity: Severity

@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
-from gate.report import github, gitlab, json_format, junit, markdown, rdjson, sarif, text
 from gate.report.context import ReportContext
 
 Renderer = Callable[[ReportContext], str]
 
+
+def _renderer(module: str, function: str = "render") -> Renderer:
+    """The renderer `function` of `gate.report.<module>`, imported when first used: a run
+    prints one format, and some renderers import large modules (junit: xml.etree)."""
+
+    def render(context: ReportContext) -> str:
+        loaded = importlib.import_module(f"gate.report.{module}")
+        return str(getattr(loaded, function)(context))
+
+    return render
+
+
 RENDERERS: dict[str, Renderer] = {
-    "text": text.render,
-    "json": json_format.render,
-    "github": github.render,
-    "sarif": sarif.render,
-    "rdjson": rdjson.render,
-    "rdjsonl": rdjson.render_lines,
-    "gitlab": gitlab.render,
-    "markdown": markdown.render,
-    "junit": junit.render,
+    "text": _renderer("text"),
+    "json": _renderer("json_format"),
+    "github": _renderer("github"),
+    "sarif": _renderer("sarif"),
+    "rdjson": _renderer("rdjson"),
+    "rdjsonl": _renderer("rdjson", "render_lines"),
+    "gitlab": _renderer("gitlab"),
+    "markdown": _renderer("markdown"),
+    "junit": _renderer("junit"),
 }
 
 # The formats that carry gate's fixes: the command line plans them only for these.
