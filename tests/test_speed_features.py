@@ -256,3 +256,64 @@ def test_descendants_and_positions_match_libcsts_visitors() -> None:
         assert dict(code_ranges(module)) == dict(wrapped), path
         checked += 1
     assert checked > 40
+
+
+def _libcst_events(module) -> list[tuple[str, int]]:
+    import libcst as cst
+
+    from gate.analysis.cstwalk import LAYOUT
+
+    events: list[tuple[str, int]] = []
+
+    class Every(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if type(node) in LAYOUT:
+                return False
+            events.append(("visit", id(node)))
+            return not isinstance(node, cst.Lambda)  # a visit_ that returns False
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if type(original_node) not in LAYOUT:
+                events.append(("leave", id(original_node)))
+
+    module.visit(Every())
+    return events
+
+
+def _walked_events(module) -> list[tuple[str, int]]:
+    import libcst as cst
+
+    from gate.analysis.cstwalk import walk
+
+    events: list[tuple[str, int]] = []
+
+    def visit(self, node: cst.CSTNode) -> bool:
+        events.append(("visit", id(node)))
+        return not isinstance(node, cst.Lambda)
+
+    def leave(self, node: cst.CSTNode) -> None:
+        events.append(("leave", id(node)))
+
+    kinds = [kind for kind in vars(cst).values() if isinstance(kind, type)]
+    methods = {}
+    for kind in kinds:
+        if issubclass(kind, cst.CSTNode):
+            methods[f"visit_{kind.__name__}"] = visit
+            methods[f"leave_{kind.__name__}"] = leave
+    walk(module, type("Every", (), methods)())
+    return events
+
+
+def test_walk_calls_what_libcsts_visitors_call_in_their_order() -> None:
+    import libcst as cst
+
+    sources = sorted((ROOT / "gate").rglob("*.py")) + CORPUS
+    checked = 0
+    for path in sources:
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue  # a rule example broken on purpose
+        assert _walked_events(module) == _libcst_events(module), path
+        checked += 1
+    assert checked > 100

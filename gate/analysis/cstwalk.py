@@ -1,14 +1,15 @@
 """Reading a libcst tree without libcst's visitors: a visitor rebuilds every node it passes
 (dataclass construction and validation), and `libcst.matchers` costs a large import. Questions
 that only ask which nodes exist below a node (any `Raise`, every `Name`) read the node's fields
-instead. The order of the nodes is the fields' order, not always the source's: use this only
-where order does not matter.
+(`descendants`, in no particular order); a pass that needs the order of the source calls a
+visitor's methods in the order libcst's visitors do (`walk`), still without rebuilding a node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -56,6 +57,94 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                     for item in value
                     if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
                 )
+
+
+# The nodes whose children libcst's visitors take in another order than the fields are declared
+# (whitespace fields left out: they hold layout alone). Read from libcst 1.9's
+# `_visit_and_replace_children`; libcst is pinned, and a test holds `walk` to its visitors.
+_VISIT_ORDER: dict[type, tuple[str, ...]] = {
+    cst.AnnAssign: ("target", "annotation", "equal", "value", "semicolon"),
+    cst.Arg: ("keyword", "equal", "value", "comma"),
+    cst.Assert: ("test", "comma", "msg", "semicolon"),
+    cst.Attribute: ("value", "dot", "attr"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.CompFor: ("asynchronous", "target", "iter", "ifs", "inner_for_in"),
+    cst.Dict: ("lbrace", "elements", "rbrace"),
+    cst.DictComp: ("lbrace", "key", "value", "for_in", "rbrace"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+    cst.For: ("asynchronous", "target", "iter", "body", "orelse"),
+    cst.FormattedStringExpression: ("expression", "equal", "format_spec"),
+    cst.FunctionDef: (
+        "decorators",
+        "asynchronous",
+        "name",
+        "type_parameters",
+        "params",
+        "returns",
+        "body",
+    ),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.ImportFrom: ("relative", "module", "names", "semicolon"),
+    cst.Lambda: ("params", "colon", "body"),
+    cst.List: ("lbracket", "elements", "rbracket"),
+    cst.ListComp: ("lbracket", "elt", "for_in", "rbracket"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.MatchList: ("lbracket", "patterns", "rbracket"),
+    cst.MatchMapping: ("lbrace", "elements", "rest", "trailing_comma", "rbrace"),
+    cst.Parameters: (
+        "posonly_params",
+        "posonly_ind",
+        "params",
+        "star_arg",
+        "kwonly_params",
+        "star_kwarg",
+    ),
+    cst.Set: ("lbrace", "elements", "rbrace"),
+    cst.SetComp: ("lbrace", "elt", "for_in", "rbrace"),
+    cst.Slice: ("lower", "first_colon", "upper", "second_colon", "step"),
+    cst.StarredDictComp: ("lbrace", "value", "for_in", "rbrace"),
+    cst.Subscript: ("value", "lbracket", "slice", "rbracket"),
+    cst.TemplatedStringExpression: ("expression", "equal", "format_spec"),
+    cst.TypeAlias: ("name", "type_parameters", "value", "semicolon"),
+    cst.TypeParam: ("param", "equal", "default", "comma"),
+    cst.TypeParameters: ("lbracket", "params", "rbracket"),
+    cst.TypeVar: ("name", "colon", "bound"),
+    cst.With: ("asynchronous", "items", "body"),
+}
+
+Handler = Callable[[Any, cst.CSTNode], Any]
+_HANDLERS: dict[tuple[type, type], tuple[Handler | None, Handler | None]] = {}
+
+
+def _handlers(visitor: type, kind: type) -> tuple[Handler | None, Handler | None]:
+    found = _HANDLERS.get((visitor, kind))
+    if found is None:
+        name = kind.__name__
+        found = getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None)
+        _HANDLERS[(visitor, kind)] = found
+    return found
+
+
+def walk(node: cst.CSTNode, visitor: object) -> None:
+    """Call `visitor.visit_<Node>(node)`, then the same for every child, then
+    `visitor.leave_<Node>(node)`, for `node` and every node below it but layout, in the order
+    libcst's visitors do; a `visit_` that returns False skips the children, not the `leave_`.
+    The nodes are the tree's own: nothing is rebuilt."""
+    visit, leave = _handlers(type(visitor), type(node))
+    if visit is None or visit(visitor, node) is not False:
+        kind = type(node)
+        for name in _VISIT_ORDER.get(kind) or _child_fields(kind):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                if type(value) not in LAYOUT:
+                    walk(value, visitor)
+            elif isinstance(value, tuple | list):
+                for item in value:
+                    if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT:
+                        walk(item, visitor)
+    if leave is not None:
+        leave(visitor, node)
 
 
 def names_below(node: cst.CSTNode) -> set[str]:

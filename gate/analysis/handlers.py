@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -154,9 +155,9 @@ class _NarrowHandlers:
         self.span = span
         snippet = analyser.snippet_of(span)
         self.module = snippet.module
+        self.body = snippet.function.body
         self.found: list[NarrowHandler] = []
         self.cancel_paths: set[str] = set()
-        self.awaited_names = _awaited_names(snippet.function.body)
         self.tries: list[cst.Try | cst.TryStar] = []
         self._collect(snippet.function.body)
         for statement in self.tries:
@@ -166,6 +167,11 @@ class _NarrowHandlers:
             for found in self.found
             for node in (found.handler, found.interrupt, *(step.node for step in found.steps))
         )
+
+    @functools.cached_property
+    def awaited_names(self) -> set[str]:
+        """Read only for a handler's candidate give-back calls: most functions have none."""
+        return _awaited_names(self.body)
 
     def _collect(self, body: cst.BaseSuite) -> None:
         for statement in statements(body):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
-from gate.analysis.cstwalk import descendants
+from gate.analysis.cstwalk import descendants, walk
 from gate.analysis.facts import UnprotectedRelease
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import dotted_name, final_name
@@ -29,7 +29,7 @@ def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     if not holders:  # nothing acquired by an await: nothing to release
         return []
     flow = _Flow(holders, analyser.vocabulary, _suspends(analyser, span))
-    body.visit(flow)
+    walk(body, flow)
     found = [
         _fact(span, snippet.module, release, acquired, between)
         for release, acquired, between in flow.unprotected()
@@ -182,9 +182,10 @@ def _names_of(nodes: list[cst.BaseExpression | None]) -> set[str]:
     return found
 
 
-class _Flow(cst.CSTVisitor):
-    """One function body in source order: where each held value is acquired, its awaits, and
-    the calls that release a held value, on the normal path or in a `finally:` or handler."""
+class _Flow:
+    """One function body in source order (cstwalk.walk): where each held value is acquired, its
+    awaits, and the calls that release a held value, on the normal path or in a `finally:` or
+    handler."""
 
     def __init__(
         self, holders: dict[str, str], vocabulary: Vocabulary, suspends: Callable[[cst.Await], bool]
