@@ -205,24 +205,42 @@ def _vocabulary(config: TeardownConfig) -> Vocabulary:
     return Vocabulary.of(config)
 
 
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's own code, not entering nested functions, classes or lambdas."""
-    pending = list(ast.iter_child_nodes(function))
+    """The nodes of a function's own code, not entering nested functions, classes or lambdas,
+    in no particular order (`ctx` markers left out)."""
+    pending = [function]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        yield node
-        pending.extend(ast.iter_child_nodes(node))
+        if node is not function:
+            if isinstance(node, _NESTED):
+                continue
+            yield node
+        for name in node_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, list):
+                pending.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                pending.append(value)
+
+
+def _own_statements(node: ast.AST) -> Iterator[ast.stmt]:
+    """The statements of a function's own code (an assignment is always one)."""
+    for child in child_statements(node):
+        if not isinstance(child, _NESTED):
+            yield child
+            yield from _own_statements(child)
 
 
 def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
     """The final names of method calls whose receiver or an argument is a value the function
     acquired with an await, a container it put one in, or an item of such a container."""
+    if not _awaited_targets(list(_own_statements(function))):
+        return ()  # found from the statements alone, without visiting every expression
     nodes = list(_own_nodes(function))
     holders = _awaited_targets(nodes)
-    if not holders:
-        return ()
     holders |= {name for node in nodes for name in _container_of(node, holders)}
     holders |= {name for node in nodes for name in _item_of(node, holders)}
     acted = {

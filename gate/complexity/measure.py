@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
@@ -107,30 +107,34 @@ def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
     function's decorators, defaults and annotations and a class's bases count for nothing."""
     numbers: dict[tuple[int, int], int] = {}
     pending: _Pending = [(tree, 0, None)]
+    pop, push = pending.pop, pending.append
     while pending:
-        node, depth, owner = pending.pop()
+        node, depth, owner = pop()
         if depth > SAFE_DEPTH:
             return None
-        _count(node, depth, owner, numbers, pending)
+        _count(node, depth, owner, numbers, push)
     return numbers
 
 
+# Loops rather than generators below: this runs once per node of every file.
 def _count(
     node: Any,
     depth: int,
     owner: tuple[int, int] | None,
     numbers: dict[tuple[int, int], int],
-    pending: _Pending,
+    push: Callable[[tuple[ast.AST, int, tuple[int, int] | None]], None],
 ) -> None:
     """Add what `node` adds to its function's number, and queue what radon visits below it."""
     kind = type(node)
     if kind in _FUNCTION_TYPES:
         key = (node.lineno, node.col_offset)
         numbers[key] = 1
-        pending.extend((child, depth + 1, key) for child in node.body)
+        for child in node.body:
+            push((child, depth + 1, key))
         return
     if kind is ast.ClassDef:
-        pending.extend((child, depth + 1, None) for child in node.body)
+        for child in node.body:
+            push((child, depth + 1, None))
         return
     if owner is not None:
         if kind is ast.Assert:
@@ -139,18 +143,23 @@ def _count(
         decisions = _DECISIONS.get(kind)
         if decisions is not None:
             numbers[owner] += decisions(node)
-    _queue_children(node, depth + 1, owner, pending)
+    _queue_children(node, depth + 1, owner, push)
 
 
 def _queue_children(
-    node: ast.AST, depth: int, owner: tuple[int, int] | None, pending: _Pending
+    node: ast.AST,
+    depth: int,
+    owner: tuple[int, int] | None,
+    push: Callable[[tuple[ast.AST, int, tuple[int, int] | None]], None],
 ) -> None:
     for name in node_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, list):
-            pending.extend((item, depth, owner) for item in value if isinstance(item, ast.AST))
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, ast.AST):
+                    push((item, depth, owner))
         elif isinstance(value, ast.AST):
-            pending.append((value, depth, owner))
+            push((value, depth, owner))
 
 
 def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
