@@ -121,6 +121,28 @@ def test_an_edit_the_teardown_rules_read_analyses_again(in_tmp: Path, capsys, ed
     assert run_json(capsys) == run_json(capsys, "--no-cache")
 
 
+BRIDGED = """\
+import asyncio
+
+
+class Connection:
+    def terminate(self):
+        try:
+            await_only(self._connection.close())
+        except (asyncio.TimeoutError, OSError):
+            self._connection.terminate()
+"""
+
+
+def test_an_edit_inside_a_bridged_sync_function_analyses_again(in_tmp: Path, capsys) -> None:
+    # a sync function that awaits through a greenlet bridge is read by the teardown rules: an
+    # edit that keeps every line in place must still reach them
+    write(in_tmp / "job.py", BRIDGED)
+    assert [f["code"] for f in run_json(capsys)["findings"]] == ["GATE105"]
+    write(in_tmp / "job.py", BRIDGED.replace("OSError)", "asyncio.CancelledError)"))
+    assert run_json(capsys)["summary"]["findings"] == 0
+
+
 def test_changed_file_misses_the_cache(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", BUGGY)
     assert run_json(capsys)["summary"]["findings"] == 1
@@ -317,3 +339,66 @@ def test_walk_calls_what_libcsts_visitors_call_in_their_order() -> None:
         assert _walked_events(module) == _libcst_events(module), path
         checked += 1
     assert checked > 100
+
+
+def test_collect_meets_awaits_and_calls_in_a_visitors_order() -> None:
+    # the teardown walk takes "the first await" and interrupt points in order from `collect`,
+    # which reads fields instead of visiting; a visitor is the reference
+    import libcst as cst
+
+    from gate.analysis.walker import collect
+
+    class Visited(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.awaits: list[int] = []
+            self.calls: list[int] = []
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Await(self, node: cst.Await) -> None:
+            self.awaits.append(id(node))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self.calls.append(id(node))
+
+    ordered = """\
+async def f(x):
+    match await g(x):
+        case [a, b] if await h(a):
+            await k(b(c()))
+    try:
+        pass
+    except* (a(), b()) as e:
+        await q(r())
+    v = [await p(i) for i in await s() if await t(i)]
+    u = f"{await a()}{b()!r:{c()}}"
+    return (yield await z()) if x() else y()
+"""
+    modules = [cst.parse_module(ordered)]
+    for path in sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS:
+        try:
+            modules.append(cst.parse_module(path.read_bytes()))
+        except cst.ParserSyntaxError:
+            continue  # a rule example broken on purpose
+    checked = 0
+    for module in modules:
+        pending: list[cst.CSTNode] = [module]
+        while pending:
+            node = pending.pop()
+            pending.extend(node.children)
+            if not isinstance(node, cst.BaseStatement | cst.BaseExpression):
+                continue
+            visited = Visited()
+            node.visit(visited)
+            found = collect(node)
+            assert [id(n) for n in found.awaits] == visited.awaits
+            assert [id(n) for n in found.calls] == visited.calls
+            checked += 1
+    assert checked > 10_000

@@ -46,23 +46,14 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while pending:
         current = pending.pop()
         yield current
-        for name in _child_fields(type(current)):
-            value = getattr(current, name)
-            if isinstance(value, cst.CSTNode):
-                if type(value) not in LAYOUT:
-                    pending.append(value)
-            elif isinstance(value, tuple | list):
-                pending.extend(
-                    item
-                    for item in value
-                    if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
-                )
+        pending.extend(_children_in_source_order(current))
 
 
-# The nodes whose children libcst's visitors take in another order than the fields are declared
-# (whitespace fields left out: they hold layout alone). Read from libcst 1.9's
-# `_visit_and_replace_children`; libcst is pinned, and a test holds `walk` to its visitors.
-_VISIT_ORDER: dict[type, tuple[str, ...]] = {
+# The nodes whose children libcst's visitors (and mostly the source) take in another order than
+# the fields are declared (whitespace fields left out: they hold layout alone). Read from libcst
+# 1.9's `_visit_and_replace_children`; libcst is pinned, and tests hold `walk` and
+# `in_source_order` to its visitors.
+_SOURCE_ORDER: dict[type, tuple[str, ...]] = {
     cst.AnnAssign: ("target", "annotation", "equal", "value", "semicolon"),
     cst.Arg: ("keyword", "equal", "value", "comma"),
     cst.Assert: ("test", "comma", "msg", "semicolon"),
@@ -133,16 +124,8 @@ def walk(node: cst.CSTNode, visitor: object) -> None:
     The nodes are the tree's own: nothing is rebuilt."""
     visit, leave = _handlers(type(visitor), type(node))
     if visit is None or visit(visitor, node) is not False:
-        kind = type(node)
-        for name in _VISIT_ORDER.get(kind) or _child_fields(kind):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                if type(value) not in LAYOUT:
-                    walk(value, visitor)
-            elif isinstance(value, tuple | list):
-                for item in value:
-                    if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT:
-                        walk(item, visitor)
+        for child in _children_in_source_order(node):
+            walk(child, visitor)
     if leave is not None:
         leave(visitor, node)
 
@@ -161,3 +144,30 @@ def code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     provider = PositionProvider()
     provider._gen_impl(module)
     return provider._computed  # type: ignore[return-value]
+
+
+def in_source_order(node: cst.CSTNode, skip: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+    """`node` and the nodes below it but layout, in the order a libcst visitor meets them
+    (source order), not entering nodes of the `skip` types (nor yielding them, `node` included).
+    A test holds the order equal to a visitor's on a corpus."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, skip):
+            continue
+        yield current
+        pending.extend(reversed(_children_in_source_order(current)))
+
+
+def _children_in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children: list[cst.CSTNode] = []
+    for name in _SOURCE_ORDER.get(type(node)) or _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if type(value) not in LAYOUT:
+                children.append(value)
+        elif isinstance(value, tuple | list):
+            children.extend(
+                item for item in value if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
+            )
+    return children
