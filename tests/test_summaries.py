@@ -234,6 +234,37 @@ def test_swallowed_cancel_tiers(in_tmp: Path, capsys) -> None:
     assert ("GATE103", 16, "warning") in found
 
 
+SUPPRESSES = """\
+import asyncio
+import contextlib
+
+
+class Worker:
+    async def stop(self):
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self.write_state()
+
+    async def close(self):
+        try:
+            await self._conn.flush()
+        finally:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._conn.wait_closed()
+            self.write_state()
+"""
+
+
+def test_a_suppress_around_a_task_just_cancelled_is_a_warning(in_tmp: Path, capsys) -> None:
+    # judged on real code (nanobot's channels): the suppress form of cancel-then-await is tiered
+    # as the try/except form is; a suppress around any other await keeps its error
+    write(in_tmp / "job.py", SUPPRESSES)
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert ("GATE103", 8, "warning") in found
+    assert ("GATE103", 16, "error") in found
+
+
 BEST_EFFORT_DOC = """\
 async def flush_idle(states):
     \"\"\"Flush idle tasks' samples. Failures are logged: this is a convenience, redone at
