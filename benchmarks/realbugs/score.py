@@ -36,6 +36,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -356,10 +357,16 @@ def render_reasons(rows: Sequence[CaseScore]) -> list[str]:
                 if row.unexplained_error
                 else "no reason recorded (warnings only)"
             )
-            lines.append(f"{case.id}: {seen}\n    {reason}")
+            lines.append(f"{case.id}: {seen}\n{_indented(reason)}")
         elif case.fixed_flag_reason and all(s.available for s in row.gate.values()):
             lines.append(f"{case.id}: {seen}\n    its fixed_flag_reason is stale: drop it")
     return lines
+
+
+def _indented(text: str) -> str:
+    return textwrap.fill(
+        " ".join(text.split()), width=100, initial_indent="    ", subsequent_indent="    "
+    )
 
 
 def results_json(rows: Sequence[CaseScore], seconds: dict[str, float]) -> dict[str, object]:
@@ -439,8 +446,8 @@ def render_report(rows: Sequence[CaseScore], results: dict[str, object]) -> str:
         "",
         f"time: gate {seconds['gate_wall']} s wall for both modes "
         f"(runs summed: file {seconds['gate_file_runs']} s, "
-        f"package {seconds['gate_package_runs']} s), "
-        f"flake8-async {seconds.get('flake8_async_wall', 'not run')} s",
+        f"package {seconds['gate_package_runs']} s), flake8-async "
+        + (f"{seconds['flake8_async_wall']} s" if "flake8_async_wall" in seconds else "not run"),
     ]
     reasons = render_reasons(rows)
     if reasons:
