@@ -21,6 +21,7 @@ from gate.analysis.candidates import (
     FunctionSpan,
     index_functions,
     is_candidate,
+    may_bridge,
     registered_callbacks,
 )
 from gate.analysis.summary import (
@@ -170,23 +171,27 @@ def _prepare_teardown(
     path: str,
 ) -> None:
     """Does the file need the teardown stage; if so, what that stage needs of this one."""
-    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    spans, level_triggered = _index(tree, data)
     result.needs_teardown = any(map(_picker(settings, prefilter, path), spans))
     if result.needs_teardown:
         result.prepared = Prepared(digest_of(data), spans, level_triggered)
         result.teardown_key = teardown_key(spans, level_triggered, text)
 
 
+def _index(tree: ast.Module, data: bytes) -> tuple[list[FunctionSpan], bool]:
+    return index_functions(tree, registered_callbacks(tree, data), may_bridge(data))
+
+
 def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) -> str:
     """A digest of all that the teardown rules read of a file: where every function is, whether
-    the module is level-triggered, and the lines of its async functions (libcst parses those
-    alone). Two versions of a file at one path with one key get the same teardown findings
-    while their callees' summaries are the same, so an edit outside the async functions (sync
-    code, module-level code, a comment at the end) does not analyse the file again."""
+    the module is level-triggered, and the lines of its async and bridged functions (libcst
+    parses those alone). Two versions of a file at one path with one key get the same teardown
+    findings while their callees' summaries are the same, so an edit outside those functions
+    (other sync code, module-level code, a comment at the end) does not analyse the file again."""
     lines = source_lines(text)
     digest = hashlib.sha256(repr((level_triggered, [astuple(span) for span in spans])).encode())
     for span in spans:
-        if span.is_async:
+        if span.is_async or span.bridged:
             body = "".join(lines[span.first_line - 1 : span.last_line])
             digest.update(repr(body).encode())
     return digest.hexdigest()
@@ -214,7 +219,7 @@ def _picker(settings: GateConfig, prefilter: bool, path: str) -> Callable[[Funct
 
 
 def _is_async(span: FunctionSpan) -> bool:
-    return span.is_async
+    return span.is_async or span.bridged
 
 
 @functools.cache
@@ -262,7 +267,7 @@ def teardown_functions(
 ) -> tuple[list[FunctionSpan], bool, list[FunctionSpan]]:
     """The file's functions, whether it is trio/anyio code, and the functions the teardown
     rules analyse at `path` (the fixer asks for the same)."""
-    spans, level_triggered = index_functions(tree, registered_callbacks(tree, data))
+    spans, level_triggered = _index(tree, data)
     return spans, level_triggered, list(filter(_picker(settings, prefilter, path), spans))
 
 

@@ -194,3 +194,35 @@ async def warm_worker(worker, timeout):
         # ok: cleanup-only-on-error
         worker.started = False
         return None
+
+
+def await_only(coroutine):
+    """A greenlet bridge as sqlalchemy's asyncio adaptation has it: runs `coroutine` to its end
+    from sync code, suspending the task that drives the greenlet."""
+    return coroutine
+
+
+class AdaptedConnection:
+    # a sync method of a greenlet-bridged driver suspends its task in `await_only()`: a cancel
+    # of that task lands there, and a handler without CancelledError never runs
+    def terminate(self):
+        try:
+            await_only(self._connection.close(timeout=2))
+        except (asyncio.TimeoutError, OSError):
+            # ruleid: cleanup-only-on-error
+            self._connection.terminate()
+
+    def terminate_on_cancel_too(self):
+        try:
+            await_only(self._connection.close(timeout=2))
+        except (asyncio.TimeoutError, OSError, asyncio.CancelledError):
+            # ok: cleanup-only-on-error
+            self._connection.terminate()
+
+    def close(self):
+        # no bridge, nothing suspends: the handler is the error's own business
+        try:
+            self._connection.close_nowait()
+        except OSError:
+            # ok: cleanup-only-on-error
+            self._connection.terminate()

@@ -121,6 +121,28 @@ def test_an_edit_the_teardown_rules_read_analyses_again(in_tmp: Path, capsys, ed
     assert run_json(capsys) == run_json(capsys, "--no-cache")
 
 
+BRIDGED = """\
+import asyncio
+
+
+class Connection:
+    def terminate(self):
+        try:
+            await_only(self._connection.close())
+        except (asyncio.TimeoutError, OSError):
+            self._connection.terminate()
+"""
+
+
+def test_an_edit_inside_a_bridged_sync_function_analyses_again(in_tmp: Path, capsys) -> None:
+    # a sync function that awaits through a greenlet bridge is read by the teardown rules: an
+    # edit that keeps every line in place must still reach them
+    write(in_tmp / "job.py", BRIDGED)
+    assert [f["code"] for f in run_json(capsys)["findings"]] == ["GATE105"]
+    write(in_tmp / "job.py", BRIDGED.replace("OSError)", "asyncio.CancelledError)"))
+    assert run_json(capsys)["summary"]["findings"] == 0
+
+
 def test_changed_file_misses_the_cache(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", BUGGY)
     assert run_json(capsys)["summary"]["findings"] == 1

@@ -265,8 +265,7 @@ def report(per_tree: dict[str, list[Finding]], judged: dict) -> int:
     false_errors = [finding for finding in judged_false if finding.severity == "error"]
     print_list("unjudged findings (judge them in judgments.csv)", map(describe, unjudged))
     print_list("errors judged false", map(describe, false_errors))
-    errors = [finding for finding in everything if finding.severity == "error"]
-    print_list("every error and its verdict", (judged_line(f, judged) for f in errors))
+    print_list("every error and its verdict", error_lines(everything, judged))
     print_list("judged findings gate no longer reports", gone_lines(per_tree, judged))
     print_shapes(everything, judged)
     failing = [finding for finding in unjudged if finding.severity == "error"] + false_errors
@@ -281,6 +280,10 @@ def gone_lines(per_tree: dict[str, list[Finding]], judged: dict) -> list[str]:
     reported = {finding.key for findings in per_tree.values() for finding in findings}
     gone = [key for key in judged if key[0] in per_tree and key not in reported]
     return [gone_line(key, judged) for key in gone]
+
+
+def error_lines(findings: list[Finding], judged: dict) -> list[str]:
+    return [judged_line(f, judged) for f in findings if f.severity == "error"]
 
 
 def judged_line(finding: Finding, judged: dict) -> str:

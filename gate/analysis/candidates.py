@@ -30,6 +30,9 @@ class FunctionSpan:
     # names of the calls that act on a value the function acquired with an await (`conn =
     # await connect()` ... `conn.close()`, `pool.release(conn)`), for unprotected-release
     acts_on_acquired: tuple[str, ...] = ()
+    # a sync function that awaits through a greenlet bridge (sqlalchemy's `await_only()`): a
+    # cancel of the task driving it lands in the bridged call
+    bridged: bool = False
 
 
 def _final_names(node: ast.expr | None) -> list[str | None]:
@@ -138,11 +141,27 @@ def _calls(tree: ast.AST) -> Iterator[ast.Call]:
                 pending.append(value)
 
 
+# Calls that run a coroutine to its end from sync code on a greenlet, suspending the task that
+# drives it (sqlalchemy's asyncio bridge: `await_only()`, `await_fallback()`, `await_()`).
+GREENLET_BRIDGES = frozenset({"await_only", "await_fallback", "await_"})
+
+
+def may_bridge(data: bytes) -> bool:
+    """Can the file call a greenlet bridge at all? (A byte test before any walk.)"""
+    return b"await_" in data
+
+
+def _bridges(function: ast.FunctionDef) -> bool:
+    """Does a sync function call a greenlet bridge in its own code?"""
+    return any(_final_name(call.func) in GREENLET_BRIDGES for call in _calls(function))
+
+
 def index_functions(
-    tree: ast.Module, registered: frozenset[str] = frozenset()
+    tree: ast.Module, registered: frozenset[str] = frozenset(), bridges: bool = False
 ) -> tuple[list[FunctionSpan], bool]:
     """Every function with its `__qualname__`, and whether the module is level-triggered: it
-    imports trio or anyio, or, inside such a package, imports their names relatively."""
+    imports trio or anyio, or, inside such a package, imports their names relatively. With
+    `bridges`, sync functions that call a greenlet bridge are marked."""
     spans: list[FunctionSpan] = []
     libraries: set[str] = set()
 
@@ -163,6 +182,7 @@ def index_functions(
                         is_async and _has_region_syntax(child),
                         child.name in registered,
                         _acts_on_acquired(child) if is_async else (),
+                        bridges and not is_async and _bridges(child),  # type: ignore[arg-type]
                     )
                 )
                 walk(child, f"{qualname}.<locals>.", None)
@@ -182,6 +202,8 @@ def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = Tr
     """Can this function hold a teardown region (before following awaited helpers), or release
     what it acquired with an await (asked when `releases`: unprotected-release is silent in test
     code)?"""
+    if span.bridged:
+        return True  # its narrow handlers, for cleanup-only-on-error
     return span.is_async and (
         span.has_region_syntax
         or span.name == "__aexit__"

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gate.analysis.candidates import FunctionSpan
+from gate.analysis.candidates import GREENLET_BRIDGES, FunctionSpan
 from gate.analysis.cstwalk import descendants, names_below
 from gate.analysis.facts import Consequence, HandlerStep, NarrowHandler
+from gate.analysis.summary import FunctionSummary
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import (
     _unconditional_raise,
@@ -145,6 +146,10 @@ def _awaited_names(body: cst.CSTNode) -> set[str]:
     return names
 
 
+def _first_bridge(calls: list[cst.Call]) -> cst.Call | None:
+    return next((call for call in calls if final_name(call.func) in GREENLET_BRIDGES), None)
+
+
 class _NarrowHandlers:
     """The handlers narrower than cancellation, after an interruptible `try` body, in one
     function (not in nested definitions), with the cleanup they do."""
@@ -194,20 +199,24 @@ class _NarrowHandlers:
         for block in cancel_bodies:
             self.cancel_paths |= {final_name(call.func) or "" for call in collect(block).calls}
 
-    def _interrupt(self, statement: cst.Try | cst.TryStar) -> cst.Await | None:
-        """The first await of the try body that can suspend."""
-        for node in collect(statement.body).awaits:
+    def _interrupt(self, statement: cst.Try | cst.TryStar) -> cst.Await | cst.Call | None:
+        """The first await of the try body that can suspend; in a sync function, the first call
+        of a greenlet bridge (`await_only(conn.close())`)."""
+        found = collect(statement.body)
+        if not self.span.is_async:
+            return _first_bridge(found.calls)
+        for node in found.awaits:
             call = node.expression if isinstance(node.expression, cst.Call) else None
-            awaited = dotted_name(call.func) if call is not None else None
-            project = self.analyser.project
-            summary = (
-                project.callee(self.span.qualname, self.span.class_qualname or "", awaited)
-                if project is not None and awaited
-                else None
-            )
+            summary = self._callee(dotted_name(call.func) if call is not None else None)
             if summary is None or (summary.suspends and not summary.shielded):
                 return node
         return None
+
+    def _callee(self, awaited: str | None) -> FunctionSummary | None:
+        project = self.analyser.project
+        if project is None or not awaited:
+            return None
+        return project.callee(self.span.qualname, self.span.class_qualname or "", awaited)
 
     def _judge(self, statement: cst.Try | cst.TryStar) -> None:
         if cancel_handler_index(statement) is not None:

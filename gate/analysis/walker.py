@@ -923,6 +923,8 @@ class _Analyser:
         from gate.analysis.handlers import narrow_handlers
 
         self.narrow_handlers += narrow_handlers(self, span)
+        if not span.is_async:
+            return []  # a bridged sync function: only its narrow handlers are judged
         if releases_acquired(span, self.config):
             from gate.analysis.releases import unprotected_releases
 
