@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -119,30 +120,34 @@ def gate_findings(rebuilt: Sequence[RebuiltCase]) -> dict[str, GateRun]:
     """gate's findings in every mode, one run per version and mode, a few at a time."""
     jobs = _gate_jobs(rebuilt)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        done = dict(zip(jobs, pool.map(lambda job: _timed_gate(job[3], job[2]), jobs), strict=True))
+        done = dict(zip(jobs, pool.map(_timed_gate, jobs), strict=True))
     return {
-        mode: _gate_run({job: done[job] for job in jobs if job[2] == mode}) for mode in GATE_MODES
+        mode: _gate_run({job: done[job] for job in jobs if job.mode == mode}) for mode in GATE_MODES
     }
 
 
-GateJob = tuple[str, str, str, Version]  # case id, version name, mode, version
+class GateJob(NamedTuple):
+    case_id: str
+    name: str  # "buggy" or "fixed"
+    mode: str  # one of GATE_MODES
+    version: Version
 
 
 def _gate_jobs(rebuilt: Sequence[RebuiltCase]) -> list[GateJob]:
     """Every run to make, the largest packages first so that no long run starts last."""
     jobs = [
-        (item.case.id, name, mode, item.version(name))
+        GateJob(item.case.id, name, mode, item.version(name))
         for mode in GATE_MODES
         for item in rebuilt
         for name in VERSIONS
     ]
-    sizes = {job: _python_files(job[3].root) if job[2] == "package" else 0 for job in jobs}
+    sizes = {job: _python_files(job.version.root) if job.mode == "package" else 0 for job in jobs}
     return sorted(jobs, key=lambda job: -sizes[job])
 
 
 def _gate_run(done: dict[GateJob, tuple[list[Finding], float]]) -> GateRun:
     return GateRun(
-        findings={(job[0], job[1]): findings for job, (findings, _) in done.items()},
+        findings={(job.case_id, job.name): findings for job, (findings, _) in done.items()},
         seconds=sum(seconds for _, seconds in done.values()),
     )
 
@@ -151,9 +156,9 @@ def _python_files(root: Path) -> int:
     return sum(1 for _ in root.rglob("*.py"))
 
 
-def _timed_gate(version: Version, mode: str) -> tuple[list[Finding], float]:
+def _timed_gate(job: GateJob) -> tuple[list[Finding], float]:
     start = time.perf_counter()
-    findings = run_gate(version, mode)
+    findings = run_gate(job.version, job.mode)
     return findings, time.perf_counter() - start
 
 
