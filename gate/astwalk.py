@@ -29,3 +29,18 @@ def node_fields(kind: type) -> tuple[str, ...]:
     if names is None:
         names = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")  # type: ignore[attr-defined]
     return names
+
+
+def child_nodes(node: ast.AST, skip: frozenset[type] = frozenset()) -> Iterator[ast.AST]:
+    """The nodes directly below `node` (its fields' nodes, lists flattened, in field order),
+    leaving out those whose type is in `skip`."""
+    for name in node_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, list):
+            yield from (item for item in value if _kept(item, skip))
+        elif _kept(value, skip):
+            yield value
+
+
+def _kept(value: object, skip: frozenset[type]) -> bool:
+    return isinstance(value, ast.AST) and type(value) not in skip

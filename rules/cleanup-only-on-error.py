@@ -226,3 +226,14 @@ class AdaptedConnection:
         except OSError:
             # ok: cleanup-only-on-error
             self._connection.terminate()
+
+
+class Cursor:
+    async def execute(self, connection, query):
+        # judged on real code (sqlalchemy's asyncpg cursor): an awaited value stored on `self`
+        # is not something the handler gives back when it hands the error to a method of self
+        try:
+            self._rows = await connection.fetch(query)
+        except Exception as error:
+            # ok: cleanup-only-on-error
+            self._handle_exception(error)

@@ -278,3 +278,66 @@ def test_descendants_and_positions_match_libcsts_visitors() -> None:
         assert dict(code_ranges(module)) == dict(wrapped), path
         checked += 1
     assert checked > 40
+
+
+def test_collect_meets_awaits_and_calls_in_a_visitors_order() -> None:
+    # the teardown walk takes "the first await" and interrupt points in order from `collect`,
+    # which reads fields instead of visiting; a visitor is the reference
+    import libcst as cst
+
+    from gate.analysis.walker import collect
+
+    class Visited(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.awaits: list[int] = []
+            self.calls: list[int] = []
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Await(self, node: cst.Await) -> None:
+            self.awaits.append(id(node))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self.calls.append(id(node))
+
+    ordered = """\
+async def f(x):
+    match await g(x):
+        case [a, b] if await h(a):
+            await k(b(c()))
+    try:
+        pass
+    except* (a(), b()) as e:
+        await q(r())
+    v = [await p(i) for i in await s() if await t(i)]
+    u = f"{await a()}{b()!r:{c()}}"
+    return (yield await z()) if x() else y()
+"""
+    modules = [cst.parse_module(ordered)]
+    for path in sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS:
+        try:
+            modules.append(cst.parse_module(path.read_bytes()))
+        except cst.ParserSyntaxError:
+            continue  # a rule example broken on purpose
+    checked = 0
+    for module in modules:
+        pending: list[cst.CSTNode] = [module]
+        while pending:
+            node = pending.pop()
+            pending.extend(node.children)
+            if not isinstance(node, cst.BaseStatement | cst.BaseExpression):
+                continue
+            visited = Visited()
+            node.visit(visited)
+            found = collect(node)
+            assert [id(n) for n in found.awaits] == visited.awaits
+            assert [id(n) for n in found.calls] == visited.calls
+            checked += 1
+    assert checked > 10_000

@@ -45,17 +45,7 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while pending:
         current = pending.pop()
         yield current
-        for name in _child_fields(type(current)):
-            value = getattr(current, name)
-            if isinstance(value, cst.CSTNode):
-                if type(value) not in LAYOUT:
-                    pending.append(value)
-            elif isinstance(value, tuple | list):
-                pending.extend(
-                    item
-                    for item in value
-                    if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
-                )
+        pending.extend(_children_in_source_order(current))
 
 
 def names_below(node: cst.CSTNode) -> set[str]:
@@ -72,3 +62,40 @@ def code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     provider = PositionProvider()
     provider._gen_impl(module)
     return provider._computed  # type: ignore[return-value]
+
+
+# Nodes whose fields are declared in another order than their code reads: the order libcst's
+# visitors (and the source) give their children.
+_SOURCE_ORDER: dict[type, tuple[str, ...]] = {
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+}
+
+
+def in_source_order(node: cst.CSTNode, skip: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+    """`node` and the nodes below it but layout, in the order a libcst visitor meets them
+    (source order), not entering nodes of the `skip` types (nor yielding them, `node` included).
+    A test holds the order equal to a visitor's on a corpus."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, skip):
+            continue
+        yield current
+        pending.extend(reversed(_children_in_source_order(current)))
+
+
+def _children_in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children: list[cst.CSTNode] = []
+    for name in _SOURCE_ORDER.get(type(node)) or _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if type(value) not in LAYOUT:
+                children.append(value)
+        elif isinstance(value, tuple | list):
+            children.extend(
+                item for item in value if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
+            )
+    return children

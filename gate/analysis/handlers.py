@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gate.analysis.candidates import GREENLET_BRIDGES, FunctionSpan
-from gate.analysis.cstwalk import descendants, names_below
+from gate.analysis.cstwalk import descendants
 from gate.analysis.facts import Consequence, HandlerStep, NarrowHandler
 from gate.analysis.summary import FunctionSummary
 from gate.analysis.vocabulary import Vocabulary
@@ -142,8 +142,20 @@ def _awaited_names(body: cst.CSTNode) -> set[str]:
     for node in descendants(body):
         if isinstance(node, cst.Assign) and isinstance(node.value, cst.Await):
             for target in node.targets:
-                names |= names_below(target)
+                names |= _bound(target.target)
     return names
+
+
+def _bound(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment target binds: `conn`, `a, *rest`; none for `self._conn` or
+    `items[0]`, which set a part of another object."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return {name for element in target.elements for name in _bound(element.value)}
+    if isinstance(target, cst.StarredElement):
+        return _bound(target.value)
+    return set()
 
 
 def _first_bridge(calls: list[cst.Call]) -> cst.Call | None:

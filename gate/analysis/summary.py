@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
-from gate.astwalk import child_statements, node_fields
+from gate.astwalk import child_nodes, child_statements, node_fields
 
 
 @dataclass(frozen=True)
@@ -448,14 +448,33 @@ def _site(named: ast.expr, caller: str, owner: str, shielded: bool) -> CallSite:
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function's body (or a module's top level), not entering nested functions
     or classes."""
-    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-    pending = list(getattr(node, "body", []))
+    pending = [child for child in getattr(node, "body", []) if type(child) not in _NOT_WALKED]
     while pending:
         current = pending.pop()
-        if isinstance(current, nested):
-            continue
         yield current
-        pending.extend(ast.iter_child_nodes(current))
+        pending.extend(child_nodes(current, _NOT_WALKED))
+
+
+# Nested scopes, and leaves that hold no call and hand nothing on by themselves (a name handed
+# on is found from the node that hands it: the call, assignment or container around it).
+_NOT_WALKED = frozenset(
+    {
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.Lambda,
+        ast.Name,
+        ast.Constant,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        *(
+            kind
+            for base in (ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
 
 
 # Methods where a context manager class opens the shielded scope it enters.
@@ -520,7 +539,14 @@ def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) ->
 
 
 def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(_shield_call(node) for node in ast.walk(function))
+    """Does a shield call appear anywhere below the function (what `ast.walk` would find)?"""
+    pending: list[ast.AST] = [function]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Call) and _shield_call(current):
+            return True
+        pending.extend(child_nodes(current))
+    return False
 
 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for

@@ -13,7 +13,7 @@ import dataclasses
 import fnmatch
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import libcst as cst
@@ -31,7 +31,7 @@ from gate.analysis.candidates import (
     is_teardown_method,
     releases_acquired,
 )
-from gate.analysis.cstwalk import descendants
+from gate.analysis.cstwalk import descendants, in_source_order
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -102,33 +102,27 @@ def _bound_names(statement: cst.For | cst.While) -> set[str]:
     return _names_in(statement.target) if isinstance(statement, cst.For) else set()
 
 
-class _Collector(cst.CSTVisitor):
-    """Collects awaits and calls in an expression or statement, not entering nested scopes."""
+@dataclass
+class Collected:
+    """The awaits and calls in an expression or statement, in source order."""
 
-    def __init__(self) -> None:
-        self.awaits: list[cst.Await] = []
-        self.calls: list[cst.Call] = []
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Await(self, node: cst.Await) -> None:
-        self.awaits.append(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
+    awaits: list[cst.Await] = field(default_factory=list)
+    calls: list[cst.Call] = field(default_factory=list)
 
 
-def collect(node: cst.CSTNode) -> _Collector:
-    collector = _Collector()
-    node.visit(collector)
-    return collector
+_NESTED_SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
+
+
+def collect(node: cst.CSTNode) -> Collected:
+    """The awaits and calls at or below `node`, not entering nested scopes (a `def`, `class` or
+    `lambda`; nothing when `node` is one)."""
+    found = Collected()
+    for below in in_source_order(node, _NESTED_SCOPES):
+        if isinstance(below, cst.Await):
+            found.awaits.append(below)
+        elif isinstance(below, cst.Call):
+            found.calls.append(below)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
