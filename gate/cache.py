@@ -135,15 +135,23 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
         tuple(summary.imports.items()),
         tuple(summary.types.items()),
         tuple(tuple(site) for site in summary.sites),
+        tuple(sorted(summary.queues)),
     )
 
 
 def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
     if row is None:
         return None
-    suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort = row
+    suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort, awaits = row
     return FunctionSummary(
-        suspends, shielded, cut_safe, holds, tuple(managers), steps_cut, best_effort
+        suspends,
+        shielded,
+        cut_safe,
+        holds,
+        tuple(managers),
+        steps_cut,
+        best_effort,
+        None if awaits is None else tuple(awaits),
     )
 
 
@@ -158,7 +166,7 @@ def _load_answer(row: Any) -> FunctionSummary | bool | None:
 def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
     if row is None:
         return None
-    module, functions, classes, managers, imports, types, sites = row
+    module, functions, classes, managers, imports, types, sites, queues = row
     return ModuleSummary(
         module,
         {name: _function(function) for name, function in functions},  # type: ignore[misc]
@@ -167,6 +175,7 @@ def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
         dict(imports),
         {tuple(key): made for key, made in types},
         tuple(map(CallSite._make, sites)),
+        frozenset(tuple(queue) for queue in queues),
     )
 
 

@@ -154,8 +154,7 @@ def first_stage(
     except RecursionError:
         message = "complexity not measured: the code is nested too deeply for radon"
         result.findings.append(analysis_skipped.finding(path, message))
-    if b"async" in data or b"shield" in data or not prefilter:
-        result.summary = _summary(tree, path, settings.teardown)
+    result.summary = _summary(tree, data, path, settings.teardown, prefilter)
     if may_hold_teardown(data) or not prefilter:
         _prepare_teardown(result, tree, data, text, settings, prefilter, path)
     return result
@@ -202,9 +201,19 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _summary(tree: ast.Module, path: str, config: TeardownConfig) -> ModuleSummary | None:
+def _summary(
+    tree: ast.Module, data: bytes, path: str, config: TeardownConfig, prefilter: bool
+) -> ModuleSummary | None:
+    """The file's summary for the project index; a light one (classes, imports, types) for a
+    file without async code, whose classes async code elsewhere may hold instances of."""
+    if b"async" in data or b"shield" in data or not prefilter:
+        light = False
+    elif b"class " in data:
+        light = True
+    else:
+        return None
     try:
-        return summarise_module(tree, path, vocabulary_of(config))
+        return summarise_module(tree, path, vocabulary_of(config), light)
     except RecursionError:
         return None
 

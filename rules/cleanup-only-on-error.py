@@ -237,3 +237,17 @@ class Cursor:
         except Exception as error:
             # ok: cleanup-only-on-error
             self._handle_exception(error)
+
+
+async def watch_clients(lease, stopping, interval):
+    # judged on real code (nanobot's gateway): the timeout is the poll tick of a watcher, and
+    # a call whose answer decides a branch asks rather than cleans up
+    while not stopping.is_set():
+        try:
+            await asyncio.wait_for(stopping.wait(), timeout=interval)
+        except TimeoutError:
+            # ok: cleanup-only-on-error
+            if lease.begin_orphan_shutdown():
+                stopping.set()
+                return True
+    return False

@@ -65,6 +65,21 @@ async def elsewhere(store):
 """
 
 
+# Another module of the package, buggy at the lines Job.finish spans: the package run (CI) finds
+# it, and the score must not count it against the case, whose file is job.py.
+OTHER = """\
+import asyncio
+
+
+async def drain(store):
+    try:
+        await store.fill()
+    finally:
+        await store.flush()
+        store.close()
+"""
+
+
 def git(repo: Path, *args: str) -> str:
     command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args]
     return subprocess.run(
@@ -79,6 +94,7 @@ def mirrors(tmp_path: Path) -> tuple[Path, str, str]:
     (repo / "widget").mkdir(parents=True)
     git(repo, "init", "-q")
     (repo / "widget" / "job.py").write_text(BUGGY)
+    (repo / "widget" / "other.py").write_text(OTHER)
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "job")
     buggy = git(repo, "rev-parse", "HEAD")
@@ -116,17 +132,75 @@ def test_score_finds_the_bug_and_stays_silent_on_the_fix(mirrors, tmp_path: Path
 
     out = capsys.readouterr().out
     assert "widget-1-finish" in out
-    assert "gate: found 1/1 (1 at a buggy line), missed 0, false 0" in out
+    assert "gate, file alone (pre-commit): found 1/1 (1 at a buggy line, 1 with an error)" in out
+    assert "gate, package (CI): found 1/1 (1 at a buggy line, 1 with an error)" in out
+    assert "Fixed versions gate flags" not in out
     report = json.loads(results.read_text())
-    gate = report["cases"][0]["gate"]
-    assert gate["found"] is True and gate["flagged_fixed"] is False
-    assert {f["code"] for f in gate["buggy"]["matching"]} >= {"GATE100"}
-    # `elsewhere` is still buggy in the fixed file: found there, but outside the case's function.
-    assert gate["fixed"]["findings"] and not gate["fixed"]["matching"]
-    assert report["cases"][0]["flake8_async"] == {"available": False}
+    case = report["cases"][0]
+    for mode in ("gate_file", "gate_package"):
+        gate = case[mode]
+        assert gate["found"] is True and gate["flagged_fixed"] is False, mode
+        assert {f["code"] for f in gate["buggy"]["matching"]} >= {"GATE100"}, mode
+        # `elsewhere` is still buggy in the fixed file: found, but outside the case's function.
+        assert gate["fixed"]["findings"] and not gate["fixed"]["matching"], mode
+    # The package run keeps only job.py's findings: other.py's bug (lines 5-9) is not among them.
+    lines = {f["line"] for f in case["gate_package"]["fixed"]["findings"]}
+    assert lines == {f["line"] for f in case["gate_file"]["fixed"]["findings"]}
+    assert min(lines) > 10
+    assert case["flake8_async"] == {"available": False}
+    assert set(report["seconds"]) == {"gate_file_runs", "gate_package_runs", "gate_wall"}
     assert (
         tmp_path / "out" / "widget-1-finish" / "fixed" / "widget" / "job.py"
     ).read_text() == FIXED
+
+
+def test_run_gate_in_package_mode_reads_the_whole_package(mirrors, tmp_path: Path) -> None:
+    root, buggy, fixed = mirrors
+    rebuilt = rebuild.rebuild_all(
+        rebuild.load_cases(write_cases(tmp_path / "cases.toml", buggy, fixed)),
+        root,
+        tmp_path / "out",
+    )
+    version = rebuilt[0].buggy
+    other = rebuild.Version(version.root, version.root / "widget" / "other.py", 4, 9)
+    in_other = score.run_gate(other, "package")
+    assert "GATE100" in {f.code for f in in_other}
+    assert all(other.holds(f.line) for f in in_other)
+    assert [f.line for f in score.run_gate(version, "package")] == [
+        f.line for f in score.run_gate(version, "file")
+    ]
+
+
+def test_a_fixed_version_flagged_with_an_error_fails_without_a_reason(
+    mirrors, tmp_path: Path, capsys
+) -> None:
+    root, buggy, _ = mirrors
+    # The "fix" is the buggy commit itself: gate flags it with an error in both modes.
+    cases = write_cases(tmp_path / "cases.toml", buggy, buggy)
+    argv = ["--cases", str(cases), "--mirrors", str(root), "--out", str(tmp_path / "out")]
+    assert score.main([*argv, "--no-flake8"]) == 1
+    captured = capsys.readouterr()
+    assert "widget-1-finish: file FALSE GATE10" in captured.out
+    assert "NO REASON RECORDED (fails the benchmark)" in captured.out
+    assert "fixed version of widget-1-finish" in captured.err
+    assert "no fixed_flag_reason" in captured.err
+
+    reason = "the fix is incomplete: upload is still awaited unshielded"
+    cases = write_cases(tmp_path / "cases.toml", buggy, buggy, fixed_flag_reason=reason)
+    assert score.main([*argv, "--no-flake8"]) == 0
+    captured = capsys.readouterr()
+    assert f"\n    {reason}\n" in captured.out
+    assert captured.err == ""
+
+
+def test_a_reason_for_a_fixed_version_gate_no_longer_flags_is_called_stale(
+    mirrors, tmp_path: Path, capsys
+) -> None:
+    root, buggy, fixed = mirrors
+    cases = write_cases(tmp_path / "cases.toml", buggy, fixed, fixed_flag_reason="gate is wrong")
+    argv = ["--cases", str(cases), "--mirrors", str(root), "--out", str(tmp_path / "out")]
+    assert score.main([*argv, "--no-flake8"]) == 0
+    assert "its fixed_flag_reason is stale: drop it" in capsys.readouterr().out
 
 
 def test_a_missing_mirror_names_the_fetch_to_run(mirrors, tmp_path: Path, capsys) -> None:
@@ -146,6 +220,7 @@ def test_a_missing_mirror_names_the_fetch_to_run(mirrors, tmp_path: Path, capsys
         ({"owner": "me"}, "unknown key owner"),
         ({"buggy_lines": []}, "buggy_lines must be a non-empty list of line numbers"),
         ({"why": " "}, "why must be a non-empty string"),
+        ({"fixed_flag_reason": ""}, "fixed_flag_reason must be a non-empty string"),
     ],
 )
 def test_wrong_metadata_is_one_clear_line(mirrors, tmp_path: Path, capsys, overrides, message):

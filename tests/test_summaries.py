@@ -234,6 +234,37 @@ def test_swallowed_cancel_tiers(in_tmp: Path, capsys) -> None:
     assert ("GATE103", 16, "warning") in found
 
 
+SUPPRESSES = """\
+import asyncio
+import contextlib
+
+
+class Worker:
+    async def stop(self):
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self.write_state()
+
+    async def close(self):
+        try:
+            await self._conn.flush()
+        finally:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._conn.wait_closed()
+            self.write_state()
+"""
+
+
+def test_a_suppress_around_a_task_just_cancelled_is_a_warning(in_tmp: Path, capsys) -> None:
+    # judged on real code (nanobot's channels): the suppress form of cancel-then-await is tiered
+    # as the try/except form is; a suppress around any other await keeps its error
+    write(in_tmp / "job.py", SUPPRESSES)
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert ("GATE103", 8, "warning") in found
+    assert ("GATE103", 16, "error") in found
+
+
 BEST_EFFORT_DOC = """\
 async def flush_idle(states):
     \"\"\"Flush idle tasks' samples. Failures are logged: this is a convenience, redone at
@@ -330,3 +361,144 @@ def test_shielded_by_every_caller_needs_the_callers_read(in_tmp: Path, capsys) -
     assert _findings(capsys, "--no-cache", "pkg") == []
     named = _findings(capsys, "--no-cache", "pkg/logger.py")
     assert ("GATE100", 7, "error") in named  # its caller is not read: the finding stays
+
+
+# Judged on real code (nanobot): a channel's cleanup awaited a chain of project methods whose
+# only await was a put on an unbounded asyncio.Queue, reached through a parameter annotated
+# with the bus class and a dataclass of services: nothing in it can suspend.
+BUS = """\
+import asyncio
+
+
+class Bus:
+    def __init__(self):
+        self.inbound: asyncio.Queue[str] = asyncio.Queue()
+        self.bounded = asyncio.Queue(maxsize=10)
+
+    async def publish(self, message):
+        await self.inbound.put(message)
+
+    async def publish_bounded(self, message):
+        await self.bounded.put(message)
+"""
+
+SERVICES = """\
+from dataclasses import dataclass
+
+from pkg.bus import Bus
+from pkg.chats import Chats
+
+
+@dataclass
+class Services:
+    chats: Chats
+"""
+
+CHATS = """\
+from pkg.bus import Bus
+
+
+class Chats:
+    def __init__(self, bus: Bus | None):
+        self._bus = bus
+
+    async def discard(self, chat):
+        await self._bus.publish(chat)
+
+    async def discard_bounded(self, chat):
+        await self._bus.publish_bounded(chat)
+"""
+
+CHANNEL = """\
+from pkg.services import Services
+
+
+class Channel:
+    def __init__(self, services: Services):
+        self._chats = services.chats
+
+    async def run(self, sandbox):
+        try:
+            await sandbox.serve()
+        finally:
+            await self._chats.discard(1)
+            sandbox.kill()
+
+    async def run_bounded(self, sandbox):
+        try:
+            await sandbox.serve()
+        finally:
+            await self._chats.discard_bounded(1)
+            sandbox.kill()
+"""
+
+
+def test_a_chain_that_only_puts_on_an_unbounded_queue_never_suspends(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    for name, text in [("__init__", ""), ("bus", BUS), ("services", SERVICES)]:
+        write(in_tmp / "pkg" / f"{name}.py", text)
+    write(in_tmp / "pkg" / "chats.py", CHATS)
+    write(in_tmp / "pkg" / "channel.py", CHANNEL)
+    found = _findings(capsys, "--no-cache", "pkg")
+    # the unbounded chain: no interrupt point, nothing to skip; the bounded one still suspends
+    assert [f for f in found if f[1] <= 13] == []
+    assert ("GATE100", 20, "error") in found
+    # the same when only the channel is checked (its imports are read)
+    assert _findings(capsys, "--no-cache", "pkg/channel.py") == [f for f in found if f[1] > 13]
+    # the summaries' queues, awaited calls and types survive the cache
+    assert _findings(capsys, "pkg") == found
+    assert _findings(capsys, "pkg") == found
+
+
+ABSTRACT = """\
+import abc
+
+
+class Sandbox(abc.ABC):
+    @abc.abstractmethod
+    async def exec(self, command):
+        ...
+
+    async def stub(self):
+        \"\"\"Implemented by subclasses.\"\"\"
+        raise NotImplementedError
+
+
+class Transport:
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
+
+    async def call(self, request):
+        try:
+            return await self.sandbox.exec(request)
+        finally:
+            await self.sandbox.exec("release")
+            self.sandbox.release_handle()
+
+    async def call_stub(self, request):
+        try:
+            return await self.sandbox.exec(request)
+        finally:
+            await self.sandbox.stub()
+            self.sandbox.release_handle()
+"""
+
+
+def test_an_abstract_callee_is_not_taken_for_one_that_never_suspends(in_tmp: Path, capsys) -> None:
+    # judged on real code (inspect_ai): an await of an abstract method says nothing of the
+    # implementation that runs, which may suspend
+    write(in_tmp / "transport.py", ABSTRACT)
+    found = _findings(capsys, "--no-cache", "transport.py")
+    assert ("GATE100", 23, "error") in found
+    assert ("GATE100", 30, "error") in found
+
+
+def test_skipping_the_cancel_of_an_in_process_task_is_a_warning(in_tmp: Path, capsys) -> None:
+    write(
+        in_tmp / "job.py",
+        "async def stop(job):\n    try:\n        await job.run()\n    finally:\n"
+        "        await job.notify()\n        job._task.cancel()\n        job.kill_sandbox()\n",
+    )
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert ("GATE100", 6, "warning") in found
+    assert ("GATE100", 7, "error") in found

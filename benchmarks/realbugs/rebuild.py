@@ -50,7 +50,7 @@ REQUIRED_KEYS = {
     "expected_rule",
     "why",
 }
-OPTIONAL_KEYS = {"fixed_path", "fixed_function", "link", "note"}
+OPTIONAL_KEYS = {"fixed_path", "fixed_function", "link", "note", "fixed_flag_reason"}
 
 
 class BenchmarkError(Exception):
@@ -74,6 +74,7 @@ class Case:
     fixed_function: str
     link: str = ""
     note: str = ""
+    fixed_flag_reason: str = ""  # why gate flags the fixed version: fix incomplete, or gate wrong
 
     def commit(self, version: str) -> str:
         return self.buggy_commit if version == "buggy" else self.fixed_commit

@@ -124,6 +124,9 @@ class Enclosure:
     # a `try` in a `for` loop whose body awaits something of the loop's item and whose handler
     # carries on with the next item: every iteration is meant to run
     per_item: bool = False
+    # a suppress of cancellation around an await of a task the function cancelled just before
+    # (`t.cancel()`; `with suppress(CancelledError): await t`), as for CancelHandler
+    awaits_cancelled_task: bool = False
 
 
 @dataclass(frozen=True)

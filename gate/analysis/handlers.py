@@ -159,6 +159,17 @@ def _bound(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def _tested_calls(body: cst.CSTNode) -> set[int]:
+    """The calls whose result decides a branch (`if lease.begin_shutdown():`): they ask, and
+    the cleanup is what the branch then does."""
+    return {
+        id(call)
+        for node in descendants(body)
+        if isinstance(node, cst.If | cst.While)
+        for call in collect(node.test).calls
+    }
+
+
 def _first_bridge(calls: list[cst.Call]) -> cst.Call | None:
     return next((call for call in calls if final_name(call.func) in GREENLET_BRIDGES), None)
 
@@ -268,9 +279,10 @@ class _NarrowHandlers:
         cancel abandons the wait as the timeout does). A handler for one other error is that
         error's own branch."""
         steps = []
+        asked = _tested_calls(handler.body)
         for call in collect(handler.body).calls:
             name = final_name(call.func)
-            if name is None or _logs(call):
+            if name is None or _logs(call) or id(call) in asked:
                 continue
             consequence = self._cost(handler, call, name, broad)
             if consequence is not None:

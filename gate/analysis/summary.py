@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -44,6 +44,10 @@ class FunctionSummary:
     # in, off the interrupt's path: the work it does after that suspension is lost
     steps_cut: bool = False
     best_effort: bool = False  # its docstring calls it best effort
+    # the dotted names of the calls it awaits, when every suspension of its body is such an
+    # await (None otherwise): it never suspends when none of them does, which the project
+    # decides when it is looked up
+    awaits: tuple[str, ...] | None = None
 
 
 class CallSite(NamedTuple):
@@ -71,6 +75,9 @@ class ModuleSummary:
     # say a name holds: (class or function qualname, name) -> the called name as written
     types: Mapping[tuple[str, str], str] = field(default_factory=dict)
     sites: tuple[CallSite, ...] = ()
+    # unbounded asyncio queues, whose `await q.put(x)` never suspends: (class qualname, attr)
+    # for `self.attr = asyncio.Queue()`, (function qualname, name) for a local
+    queues: frozenset[tuple[str, str]] = frozenset()
 
 
 def module_name(relative: str) -> str:
@@ -147,6 +154,8 @@ class _Walk:
     cut_later: bool = False
     exposed_earlier: bool = False
     awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
+    # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
+    never_suspends: Callable[[ast.Call], bool] = lambda call: False
 
     def suspend(self, context: _Context) -> None:
         self.suspensions.append(context)
@@ -170,6 +179,8 @@ class _Walk:
         """Suspensions and steps inside one statement's expressions, in evaluation order."""
         for child in _awaits_and_calls(node):
             if isinstance(child, ast.Await):
+                if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
+                    continue
                 self.suspend(context)
                 if isinstance(child.value, ast.Call):
                     self.awaited.append((child.value, context.shielded))
@@ -297,9 +308,12 @@ def _summarised(
     function: ast.FunctionDef | ast.AsyncFunctionDef,
     vocabulary: Vocabulary,
     step_names: dict[str, bool] | None = None,
+    never_suspends: Callable[[ast.Call], bool] | None = None,
 ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
     """The function's summary, and its awaited calls with whether a shield covers each."""
     walk = _Walk(vocabulary, {} if step_names is None else step_names)
+    if never_suspends is not None:
+        walk.never_suspends = never_suspends
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
@@ -312,8 +326,17 @@ def _summarised(
         shield_managers=managers,
         steps_cut=walk.cut_later,
         best_effort=documents_best_effort(ast.get_docstring(function)),
+        awaits=_awaited_names(walk),
     )
     return summary, walk.awaited
+
+
+def _awaited_names(walk: _Walk) -> tuple[str, ...] | None:
+    """The dotted names of the awaited calls, when they are all the body's suspensions."""
+    names = tuple(dotted(call.func) or "" for call, _ in walk.awaited)
+    if len(names) != len(walk.suspensions) or "" in names:
+        return None
+    return tuple(sorted(set(names)))
 
 
 def _shielding(contexts: list[_Context]) -> tuple[bool, tuple[str, ...]]:
@@ -346,6 +369,10 @@ class _ModuleWalk:
     types: dict[tuple[str, str], str] = field(default_factory=dict)
     sites: list[CallSite] = field(default_factory=list)
     step_names: dict[str, bool] = field(default_factory=dict)
+    queues: frozenset[tuple[str, str]] = frozenset()
+    # only the classes, imports and what names hold: a module with no async code, read for
+    # the types of what other modules' async code calls (a services container's fields)
+    light: bool = False
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -356,6 +383,8 @@ class _ModuleWalk:
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
                 self.classes[qualname] = tuple(b for b in map(dotted, child.bases) if b)
+                for name, annotated in _annotated_fields(child):
+                    self.types[(qualname, name)] = annotated
                 self.walk(child, f"{qualname}.", qualname)
             else:
                 self.walk(child, prefix, owner)
@@ -374,18 +403,51 @@ class _ModuleWalk:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, owner: str | None
     ) -> None:
         qualname = prefix + node.name
+        if self.light:
+            self.record_types(node, qualname, owner)
+            return
         awaited: list[tuple[ast.Call, bool]] = []
-        if isinstance(node, ast.AsyncFunctionDef):
-            self.functions[qualname], awaited = _summarised(node, self.vocabulary, self.step_names)
+        if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node):
+            never = _puts_on_unbounded(self.queues, qualname, owner or "") if self.queues else None
+            self.functions[qualname], awaited = _summarised(
+                node, self.vocabulary, self.step_names, never
+            )
         self.sites += call_sites(node, awaited, qualname, owner or "")
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
             self.managers.add(owner)
-        for target, made in _assignments(node):
+        self.record_types(node, qualname, owner)
+        self.walk(node, f"{qualname}.<locals>.", None)
+
+    def record_types(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
+    ) -> None:
+        for target, made in _assignments(node, _annotated_parameters(node)):
             if isinstance(target, ast.Name):
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
-        self.walk(node, f"{qualname}.<locals>.", None)
+
+
+def _is_stub(function: ast.AsyncFunctionDef) -> bool:
+    """An abstract method or a protocol's stub (only a docstring, `...`, `pass`, or `raise
+    NotImplementedError`): it says nothing of what the code that runs does, so it is not
+    summarised (a call that resolves to it stays unknown)."""
+    if any(_final(decorator) == "abstractmethod" for decorator in function.decorator_list):
+        return True
+    for statement in function.body:
+        if isinstance(statement, ast.Pass):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring or `...`
+        raised = statement.exc if isinstance(statement, ast.Raise) else None
+        if raised is not None and _final(_called_or_named(raised)) == "NotImplementedError":
+            continue
+        return False
+    return True
+
+
+def _called_or_named(node: ast.expr) -> ast.expr:
+    return node.func if isinstance(node, ast.Call) else node
 
 
 def call_sites(
@@ -481,21 +543,86 @@ _NOT_WALKED = frozenset(
 SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
 
 
-def _assignments(function: ast.AST) -> Iterator[tuple[ast.expr, str]]:
+def _annotated_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The function's parameters annotated with a class (`bus: MessageBus`, `bus: Bus | None`,
+    `Optional[Bus]`): name -> the class name as written."""
+    arguments = function.args
+    annotated = {}
+    for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        named = _annotated_class(argument.annotation)
+        if named:
+            annotated[argument.arg] = named
+    return annotated
+
+
+def _annotated_class(annotation: ast.expr | None) -> str | None:
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        kept = [side for side in sides if not _is_none(side)]
+        return _annotated_class(kept[0]) if len(kept) == 1 else None
+    if isinstance(annotation, ast.Subscript) and _final(annotation.value) == "Optional":
+        return _annotated_class(annotation.slice)
+    if isinstance(annotation, ast.Name | ast.Attribute):
+        return dotted(annotation)
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _assignments(
+    function: ast.AST, parameters: Mapping[str, str] | None = None
+) -> Iterator[tuple[ast.expr, str]]:
     """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`,
-    anywhere below the function, in the order `ast.walk` meets them."""
+    anywhere below the function, in the order `ast.walk` meets them; and (target, class) for
+    `self.x = param` of a parameter annotated with a class (`parameters`)."""
     for node in _statements_breadth_first(function):
-        if isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            pairs = [(target, node.value) for target in targets]
-        elif isinstance(node, ast.With | ast.AsyncWith):
-            pairs = [(item.optional_vars, item.context_expr) for item in node.items]
-        else:
-            continue
-        for target, value in pairs:
-            made = _called(value)
+        for target, value in _bindings(node):
+            made = _called(value) or _passed_in(value, target, parameters or {})
             if made and isinstance(target, ast.Name | ast.Attribute):
                 yield target, made
+
+
+def _bindings(node: ast.AST) -> list[tuple[ast.expr | None, ast.expr | None]]:
+    """(target, value) of an assignment or a `with` statement's items."""
+    if isinstance(node, ast.Assign):
+        return [(target, node.value) for target in node.targets]
+    if isinstance(node, ast.AnnAssign):
+        return [(node.target, node.value)]
+    if isinstance(node, ast.With | ast.AsyncWith):
+        return [(item.optional_vars, item.context_expr) for item in node.items]
+    return []
+
+
+def _passed_in(
+    value: ast.expr | None, target: ast.expr, parameters: Mapping[str, str]
+) -> str | None:
+    """What a parameter annotated with a class, or one of its attributes, stored on `self`
+    holds: `self._bus = bus` the class; `self._chats = services.chats` the class's attribute
+    `chats`, written `Class::chats` and resolved when looked up."""
+    if not isinstance(target, ast.Attribute) or dotted(target.value) != "self":
+        return None
+    if isinstance(value, ast.Name):
+        return parameters.get(value.id)
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        owner = parameters.get(value.value.id)
+        return f"{owner}{ATTRIBUTE_OF}{value.attr}" if owner else None
+    return None
+
+
+# How a type names an attribute of a class (`Services::chats`), resolved when looked up
+ATTRIBUTE_OF = "::"
+
+
+def _annotated_fields(cls: ast.ClassDef) -> Iterator[tuple[str, str]]:
+    """Fields a class body declares with a class annotation (`chats: TemporaryChats`, as a
+    dataclass does)."""
+    for statement in cls.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotated = _annotated_class(statement.annotation)
+            if annotated:
+                yield statement.target.id, annotated
 
 
 def _statements_breadth_first(node: ast.AST) -> Iterator[ast.AST]:
@@ -521,12 +648,18 @@ def _called(value: ast.expr | None) -> str | None:
     return dotted(value.func) if isinstance(value, ast.Call) else None
 
 
-def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) -> ModuleSummary:
-    """The summary of one parsed file at project-relative path `relative`."""
+def summarise_module(
+    tree: ast.Module, relative: str, vocabulary: Vocabulary, light: bool = False
+) -> ModuleSummary:
+    """The summary of one parsed file at project-relative path `relative`; `light`: only its
+    classes, imports and the types of what names hold (a module with no async code)."""
     module = module_name(relative)
     package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
-    walk = _ModuleWalk(vocabulary, package)
+    walk = _ModuleWalk(vocabulary, package, light=light)
+    if not light and _imports_asyncio(tree):
+        walk.queues = unbounded_queues(tree)
     walk.walk(tree, "", None)
+    sites = () if light else tuple(walk.sites) + call_sites(tree, [], "", "")
     return ModuleSummary(
         module,
         walk.functions,
@@ -534,8 +667,91 @@ def summarise_module(tree: ast.Module, relative: str, vocabulary: Vocabulary) ->
         frozenset(walk.managers),
         walk.imports,
         walk.types,
-        tuple(walk.sites) + call_sites(tree, [], "", ""),
+        sites,
+        walk.queues,
     )
+
+
+def _imports_asyncio(tree: ast.Module) -> bool:
+    """Does the module import asyncio (or a name from it) at its top level?"""
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            if any(alias.name == "asyncio" for alias in statement.names):
+                return True
+        elif isinstance(statement, ast.ImportFrom) and statement.module == "asyncio":
+            return True
+    return False
+
+
+# asyncio's queues: `put` suspends only while a bounded queue is full
+QUEUE_CLASSES = frozenset({"Queue", "LifoQueue", "PriorityQueue"})
+
+
+def unbounded_queues(tree: ast.Module) -> frozenset[tuple[str, str]]:
+    """Where the module keeps an unbounded asyncio queue (`self.inbound = asyncio.Queue()`,
+    `queue = Queue(maxsize=0)`): (class qualname, attribute) and (function qualname, name)."""
+    found: set[tuple[str, str]] = set()
+
+    def visit(node: ast.AST, prefix: str, owner: str | None) -> None:
+        for child in child_statements(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qualname = prefix + child.name
+                found.update(_queues_made(child, qualname, owner))
+                visit(child, f"{qualname}.<locals>.", None)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.", prefix + child.name)
+            else:
+                visit(child, prefix, owner)
+
+    visit(tree, "", None)
+    return frozenset(found)
+
+
+def _queues_made(function: ast.AST, qualname: str, owner: str | None) -> Iterator[tuple[str, str]]:
+    for node in _statements_breadth_first(function):
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or not _unbounded(node.value):
+            continue
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            if isinstance(target, ast.Name):
+                yield qualname, target.id
+            elif isinstance(target, ast.Attribute) and owner and dotted(target.value) == "self":
+                yield owner, target.attr
+
+
+def _unbounded(value: ast.expr | None) -> bool:
+    """Is this `asyncio.Queue()` (or `Queue(maxsize=0)`, `Queue(0)`): a queue with no bound?"""
+    if not isinstance(value, ast.Call) or _final(value.func) not in QUEUE_CLASSES:
+        return False
+    sizes = [*value.args[:1], *(k.value for k in value.keywords if k.arg == "maxsize")]
+    return all(
+        isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value <= 0
+        for size in sizes
+    )
+
+
+def _puts_on_unbounded(
+    queues: frozenset[tuple[str, str]], qualname: str, owner: str
+) -> Callable[[ast.Call], bool]:
+    """Is an awaited call a `put` on an unbounded queue of this function or its class?"""
+
+    def never_suspends(call: ast.Call) -> bool:
+        if not isinstance(call.func, ast.Attribute) or call.func.attr != "put":
+            return False
+        return is_unbounded_queue(queues, qualname, owner, dotted(call.func.value))
+
+    return never_suspends
+
+
+def is_unbounded_queue(
+    queues: frozenset[tuple[str, str]], qualname: str, owner: str, receiver: str | None
+) -> bool:
+    """Does `receiver` (`self.inbound`, `queue`) name an unbounded queue where it is used?"""
+    if not receiver:
+        return False
+    base, _, attribute = receiver.partition(".")
+    if base == "self" and owner and "." not in attribute:
+        return (owner, attribute) in queues
+    return not attribute and (qualname, base) in queues
 
 
 def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -547,6 +763,10 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             return True
         pending.extend(child_nodes(current))
     return False
+
+
+# what awaiting a call that never suspends does: nothing a cancel can land in
+NEVER_SUSPENDS = FunctionSummary(suspends=False, shielded=False, cut_safe=True, holds=False)
 
 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
@@ -735,8 +955,13 @@ class ProjectIndex:
         shielded only when every context manager it relies on opens a shield scope."""
         found = self._function(module, caller, owner, call)
         if found is None:
+            receiver, _, method = call.rpartition(".")
+            if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
+                return NEVER_SUSPENDS
             return None
         home, summary = found
+        if summary.suspends and self._never_suspends(home, summary, 0):
+            summary = replace(summary, suspends=False, shielded=False, cut_safe=True)
         if summary.shielded and summary.shield_managers:
             shielded = all(
                 (located := self._class(home, m)) is not None
@@ -745,6 +970,30 @@ class ProjectIndex:
             )
             summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
+
+    def _never_suspends(self, home: ModuleSummary, summary: FunctionSummary, depth: int) -> bool:
+        """Does a function never suspend because every call it awaits is of a project function
+        that never does (`await self._bus.publish(m)` whose body only puts on an unbounded
+        queue), followed a few calls deep?"""
+        if not summary.suspends:
+            return True
+        if summary.awaits is None or depth > 3:
+            return False
+        qualname = next((q for q, f in home.functions.items() if f is summary), None)
+        if qualname is None:
+            return False
+        owner = qualname.rpartition(".")[0]
+        owner = owner if owner in home.classes else ""
+        return all(
+            self._awaited_never_suspends(home, qualname, owner, call, depth)
+            for call in summary.awaits
+        )
+
+    def _awaited_never_suspends(
+        self, home: ModuleSummary, qualname: str, owner: str, call: str, depth: int
+    ) -> bool:
+        found = self._function(home, qualname, owner, call)
+        return found is not None and self._never_suspends(*found, depth + 1)
 
     def _function(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -786,10 +1035,23 @@ class ProjectIndex:
             if len(parts) == 1:
                 return module, owner
             made = module.types.get((owner, parts[1])) if len(parts) == 2 else None
-            return self._class(module, made) if made else None
+            return self._made(module, made) if made else None
         if len(parts) == 1 and (caller, receiver) in module.types:
-            return self._class(module, module.types[(caller, receiver)])
+            return self._made(module, module.types[(caller, receiver)])
         return self._class(module, receiver)
+
+    def _made(self, module: ModuleSummary, made: str) -> tuple[ModuleSummary, str] | None:
+        """The class a recorded type names: a class, or an attribute of one (`Services::chats`,
+        the class its annotation or constructor gives)."""
+        if ATTRIBUTE_OF not in made:
+            return self._class(module, made)
+        holder, _, attribute = made.partition(ATTRIBUTE_OF)
+        located = self._class(module, holder)
+        if located is None:
+            return None
+        home, cls = located
+        inner = home.types.get((cls, attribute))
+        return self._class(home, inner) if inner and ATTRIBUTE_OF not in inner else None
 
     def _target(self, target: str, depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
         """A dotted name: the longest prefix that is a module, then a function or a method in

@@ -108,11 +108,20 @@ IN_PROCESS_WORDS = frozenset(
         "transport",
         "response",
         "http",
+        "task",
+        "tasks",
+        "future",
+        "futures",
+        "scope",
+        "timer",
     }
 )
 
-# Tokens that only close or clean up: best effort when what they act on lives in the process.
-CLOSING_WORDS = frozenset({"close", "aclose", "cleanup", "clean", "shutdown", "disconnect"})
+# Tokens that only close, clean up or cancel: best effort when what they act on lives in the
+# process (`self._task.cancel()` leaves a task of this process running, nothing outside it).
+CLOSING_WORDS = frozenset(
+    {"close", "aclose", "cleanup", "clean", "shutdown", "disconnect", "cancel"}
+)
 
 
 def _keeps_data(matched: tuple[str, ...]) -> bool:

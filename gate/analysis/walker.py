@@ -580,7 +580,12 @@ class _RegionWalker:
                 name for arg in _call_args(call) for name in exception_names(arg)
             )
             return Enclosure(
-                EnclosureKind.SUPPRESS, statement, catches, holds=catches, report_node=statement
+                EnclosureKind.SUPPRESS,
+                statement,
+                catches,
+                holds=catches,
+                report_node=statement,
+                awaits_cancelled_task=catches and self.awaits_cancelled_task(statement),
             )
         return None
 
@@ -601,13 +606,15 @@ class _RegionWalker:
         if added:
             del self.enclosures[-added:]
 
-    def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar) -> bool:
-        """Does the `try` body await what the function cancels (`t.cancel()` ... `await t`)?"""
+    def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar | cst.With) -> bool:
+        """Does the `try` (or `with suppress(...)`) body await what the function cancels
+        (`t.cancel()` ... `await t`)?"""
         awaited = _awaited_names(statement.body)
         if not awaited:
             return False
+        handlers = statement.handlers if isinstance(statement, cst.Try | cst.TryStar) else ()
         inside = {  # a cancel in the handlers comes after the wait it would explain
-            id(call) for handler in statement.handlers for call in _cancel_calls(handler)
+            id(call) for handler in handlers for call in _cancel_calls(handler)
         }
         cancelled = {  # cancelled before the await, not in the `try`'s handlers
             dotted_name(call.func.value)  # type: ignore[attr-defined]

@@ -48,7 +48,8 @@ async def run(self):
 ```
 
 Waiting for a task the function has just cancelled (`task.cancel(); try: await task; except
-CancelledError: pass`, or `await asyncio.wait_for(task, 1)`) is a warning: the handler is there
+CancelledError: pass`, the same with `contextlib.suppress(CancelledError)`, or
+`await asyncio.wait_for(task, 1)`) is a warning: the handler is there
 for the child's cancel, and swallows the caller's own only when one lands during that wait. So is
 a handler in trio/anyio code: a cancelled scope raises again at the next checkpoint, so the
 cancel is delayed rather than lost.
@@ -87,7 +88,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gate.analysis.facts import CancelHandler, EnclosureKind, ModuleAnalysis, Region
+from gate.analysis.facts import CancelHandler, Enclosure, EnclosureKind, ModuleAnalysis, Region
 from gate.model import Family, Finding, Related, Severity
 from gate.rule import Autofix, Locate, Rule
 
@@ -230,8 +231,16 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     f"{region.function}\x1fsuppress\x1f{point.text}",
                     related=(Related(where, "interrupt point"),),
                     detail=region.teardown_detail((where,), locate),
-                    severity=analysis.severity([], region),
+                    severity=_suppress_severity(analysis, enclosure, region),
                 )
+
+
+def _suppress_severity(analysis: ModuleAnalysis, suppress: Enclosure, region: Region) -> Severity:
+    """As for a handler: a warning when the suppress is there for a task the function just
+    cancelled."""
+    if suppress.awaits_cancelled_task:
+        return Severity.WARNING
+    return analysis.severity([], region)
 
 
 RULE = Rule(
