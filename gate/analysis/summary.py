@@ -326,12 +326,12 @@ def _summarised(
         shield_managers=managers,
         steps_cut=walk.cut_later,
         best_effort=documents_best_effort(ast.get_docstring(function)),
-        awaits=_awaited_names(walk),
+        awaits=_awaited_calls(walk),
     )
     return summary, walk.awaited
 
 
-def _awaited_names(walk: _Walk) -> tuple[str, ...] | None:
+def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
     """The dotted names of the awaited calls, when they are all the body's suspensions."""
     names = tuple(dotted(call.func) or "" for call, _ in walk.awaited)
     if len(names) != len(walk.suspensions) or "" in names:
@@ -809,6 +809,9 @@ class ProjectIndex:
         self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
         self._shielded: frozenset[str] | None = None
         self._caller_answers: dict[LookupKey, bool] = {}
+        # whether a summary's awaits all reach callees that never suspend, by id(summary): a
+        # callee is looked up from every await of it
+        self._never: dict[int, bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -960,7 +963,7 @@ class ProjectIndex:
                 return NEVER_SUSPENDS
             return None
         home, summary = found
-        if summary.suspends and self._never_suspends(home, summary, 0):
+        if summary.suspends and self._never_suspends_at_all(home, summary):
             summary = replace(summary, suspends=False, shielded=False, cut_safe=True)
         if summary.shielded and summary.shield_managers:
             shielded = all(
@@ -970,6 +973,12 @@ class ProjectIndex:
             )
             summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
+
+    def _never_suspends_at_all(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        known = self._never.get(id(summary))
+        if known is None:
+            known = self._never[id(summary)] = self._never_suspends(home, summary, 0)
+        return known
 
     def _never_suspends(self, home: ModuleSummary, summary: FunctionSummary, depth: int) -> bool:
         """Does a function never suspend because every call it awaits is of a project function
