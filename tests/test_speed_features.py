@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -258,19 +259,24 @@ def _visited(module) -> list[int]:
     return seen
 
 
-def test_descendants_and_positions_match_libcsts_visitors() -> None:
+def _parsed(paths: list[Path]) -> Iterator[tuple[Path, object]]:
+    """Each file with its libcst module, leaving out the rule examples broken on purpose."""
     import libcst as cst
+
+    for path in paths:
+        try:
+            yield path, cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue
+
+
+def test_descendants_and_positions_match_libcsts_visitors() -> None:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from gate.analysis.cstwalk import code_ranges, descendants
 
-    sources = sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS
     checked = 0
-    for path in sources:
-        try:
-            module = cst.parse_module(path.read_bytes())
-        except cst.ParserSyntaxError:
-            continue  # a rule example broken on purpose
+    for path, module in _parsed(sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS):
         found = [id(node) for node in descendants(module)]
         assert len(found) == len(set(found)), path
         assert sorted(found) == sorted(_visited(module)), path
@@ -327,15 +333,9 @@ def _walked_events(module) -> list[tuple[str, int]]:
 
 
 def test_walk_calls_what_libcsts_visitors_call_in_their_order() -> None:
-    import libcst as cst
 
-    sources = sorted((ROOT / "gate").rglob("*.py")) + CORPUS
     checked = 0
-    for path in sources:
-        try:
-            module = cst.parse_module(path.read_bytes())
-        except cst.ParserSyntaxError:
-            continue  # a rule example broken on purpose
+    for path, module in _parsed(sorted((ROOT / "gate").rglob("*.py")) + CORPUS):
         assert _walked_events(module) == _libcst_events(module), path
         checked += 1
     assert checked > 100
@@ -382,11 +382,9 @@ async def f(x):
     return (yield await z()) if x() else y()
 """
     modules = [cst.parse_module(ordered)]
-    for path in sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS:
-        try:
-            modules.append(cst.parse_module(path.read_bytes()))
-        except cst.ParserSyntaxError:
-            continue  # a rule example broken on purpose
+    modules += [
+        module for _, module in _parsed(sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS)
+    ]
     checked = 0
     for module in modules:
         pending: list[cst.CSTNode] = [module]
