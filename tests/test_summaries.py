@@ -502,3 +502,33 @@ def test_skipping_the_cancel_of_an_in_process_task_is_a_warning(in_tmp: Path, ca
     found = _findings(capsys, "--no-cache", "job.py")
     assert ("GATE100", 6, "warning") in found
     assert ("GATE100", 7, "error") in found
+
+
+NETWORK_AND_LOOPS = """\
+async def reply(self, sandbox, workers):
+    try:
+        await self.handle()
+    finally:
+        await self.flow.drain()
+        self.transport.write(b"HTTP/1.1 500 ...")
+        self.results.write(b"failed")
+        self._client.stop()
+        sandbox.stop()
+        for t in list(self.server_state.tasks):
+            t.cancel()
+        for worker in workers:
+            worker.cancel()
+"""
+
+
+def test_network_writes_stops_of_clients_and_looped_tasks_are_warnings(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "server.py", NETWORK_AND_LOOPS)
+    found = _findings(capsys, "--no-cache", "server.py")
+    assert ("GATE100", 6, "warning") in found  # a reply written to a peer, not data kept
+    assert ("GATE100", 7, "error") in found  # written to a results file: data
+    assert ("GATE100", 8, "warning") in found  # stopping an in-process client
+    assert ("GATE100", 9, "error") in found  # stopping a sandbox: outside the process
+    assert ("GATE100", 11, "warning") in found  # `t` is one of `self.server_state.tasks`
+    assert ("GATE100", 13, "error") in found  # nothing says what a worker is

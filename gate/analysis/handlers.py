@@ -21,6 +21,7 @@ from gate.analysis.walker import (
     dotted_name,
     exception_names,
     final_name,
+    loop_receivers,
     statements,
 )
 
@@ -52,12 +53,15 @@ def _logs(call: cst.Call) -> bool:
     )
 
 
-def _release(vocabulary: Vocabulary, call: cst.Call, name: str) -> Consequence | None:
-    """What skipping a give-back step costs; None when the call gives nothing back."""
+def _release(
+    vocabulary: Vocabulary, call: cst.Call, name: str, source: str | None
+) -> Consequence | None:
+    """What skipping a give-back step costs; None when the call gives nothing back. `source`:
+    what the loop around the call iterates over, when its receiver is the loop's item."""
     if not vocabulary.releases(name):
         return None
     receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
-    return vocabulary.consequence(name, receiver)
+    return vocabulary.consequence(name, receiver, source)
 
 
 def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
@@ -197,6 +201,10 @@ class _NarrowHandlers:
         )
 
     @functools.cached_property
+    def loop_receivers(self) -> dict[int, str]:
+        return loop_receivers(self.body)
+
+    @functools.cached_property
     def awaited_names(self) -> set[str]:
         """Read only for a handler's candidate give-back calls: most functions have none."""
         return _awaited_names(self.body)
@@ -300,7 +308,11 @@ class _NarrowHandlers:
         broad: bool,
     ) -> Consequence | None:
         """What skipping this call of the handler costs, None when it is no cleanup."""
-        consequence = _release(self.analyser.vocabulary, call, name) if broad else None
+        consequence = (
+            _release(self.analyser.vocabulary, call, name, self.loop_receivers.get(id(call)))
+            if broad
+            else None
+        )
         reraises = _unconditional_raise(handler.body)
         if consequence is None and (reraises or broad) and self._gives_back(handler, call):
             return Consequence.LOSES_WORK

@@ -120,7 +120,14 @@ IN_PROCESS_WORDS = frozenset(
 # Tokens that only close, clean up or cancel: best effort when what they act on lives in the
 # process (`self._task.cancel()` leaves a task of this process running, nothing outside it).
 CLOSING_WORDS = frozenset(
-    {"close", "aclose", "cleanup", "clean", "shutdown", "disconnect", "cancel"}
+    {"close", "aclose", "cleanup", "clean", "shutdown", "disconnect", "cancel", "stop"}
+)
+
+# Receiver words of network endpoints the process owns (`self.transport.write(reply)`): what a
+# data step writes there is a message to a peer on its way out, not data kept anywhere, and a
+# cancel that skips it loses a reply the connection being torn down would not deliver anyway.
+NETWORK_WORDS = frozenset(
+    {"transport", "transports", "socket", "sockets", "sock", "websocket", "ws"}
 )
 
 
@@ -217,12 +224,15 @@ class Vocabulary:
         matched = self.matched(name)
         return matched is not None and not _keeps_data(matched)
 
-    def consequence(self, name: str, receiver: str | None) -> Consequence | None:
-        """What skipping a call of `receiver.name(...)` costs, or None when it is no step."""
+    def consequence(
+        self, name: str, receiver: str | None, source: str | None = None
+    ) -> Consequence | None:
+        """What skipping a call of `receiver.name(...)` costs, or None when it is no step.
+        `source`: what a bare-name receiver was taken from (`tasks` in `for t in tasks:`)."""
         matched = self.matched(name)
         if matched is None:
             return None
-        held_by = set(name_words((receiver or "").replace(".", "_")))
+        held_by = set(name_words(f"{receiver or ''}.{source or ''}".replace(".", "_")))
         if held_by & IN_MEMORY_WORDS and _keeps_data(matched):
             return None  # `self._read_bio.write_eof()`: in-memory I/O, not a step
         around = set(name_words(name)) | held_by
@@ -230,4 +240,6 @@ class Vocabulary:
             return Consequence.LOSES_WORK
         if any(word in self.best_effort for word in matched) or _closes_in_process(matched, around):
             return Consequence.BEST_EFFORT
+        if held_by & NETWORK_WORDS and _keeps_data(matched):
+            return Consequence.BEST_EFFORT  # a reply written to a peer, not data kept
         return Consequence.LOSES_WORK

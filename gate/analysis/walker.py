@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -100,6 +101,46 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 def _bound_names(statement: cst.For | cst.While) -> set[str]:
     """The names a `for` loop binds to each item; none for a `while` loop."""
     return _names_in(statement.target) if isinstance(statement, cst.For) else set()
+
+
+# Calls and methods that hand on the items of what they are given: `for t in list(self._tasks):`
+_ITEMS_OF = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset"})
+_ITEM_METHODS = frozenset({"values", "copy"})
+
+
+def _iterated(node: cst.BaseExpression) -> str | None:
+    """The dotted name of what a `for` loop takes its items from, through `list(...)`,
+    `sorted(...)`, `.values()` and the like."""
+    while isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Name) and node.func.value in _ITEMS_OF and node.args:
+            node = node.args[0].value
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in _ITEM_METHODS:
+            node = node.func.value
+        else:
+            return None
+    return dotted_name(node)
+
+
+def loop_receivers(node: cst.CSTNode) -> dict[int, str]:
+    """For the calls at or below `node` whose receiver is the name a `for` loop around them
+    binds to each item (`for t in self.tasks: t.cancel()`), by id: what the loop iterates over,
+    which says what the name holds. Nested scopes are not entered."""
+    found: dict[int, str] = {}
+    for loop in in_source_order(node, _NESTED_SCOPES):
+        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+            continue
+        source = _iterated(loop.iter)
+        if source is None:
+            continue
+        for call in collect(loop.body).calls:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.value.value == loop.target.value
+            ):
+                found[id(call)] = source  # inner loops come later: the innermost wins
+    return found
 
 
 @dataclass
@@ -358,6 +399,11 @@ class _RegionWalker:
         self.raise_after: list[bool] = []
         self.documented_best_effort = False  # the region's function calls itself best effort
 
+    @functools.cached_property
+    def loop_receivers(self) -> dict[int, str]:
+        """Read only when a step's receiver might be a loop's item."""
+        return loop_receivers(self.function_body)
+
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
         text = self.module.code_for_node(node).strip()
@@ -380,6 +426,10 @@ class _RegionWalker:
                     dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
                 )
                 consequence = self.vocabulary.consequence(name, receiver)
+                if consequence is Consequence.LOSES_WORK and candidate is call.func:
+                    source = self.loop_receivers.get(id(call))
+                    if source is not None:
+                        consequence = self.vocabulary.consequence(name, receiver, source)
                 if consequence is not None:
                     return f"{dotted_name(candidate) or name}()", consequence
         return None
