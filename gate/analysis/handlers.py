@@ -340,13 +340,33 @@ class _NarrowHandlers:
         self, handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call
     ) -> bool:
         """A call statement of the handler whose receiver or argument is a name the function
-        bound to an awaited value (`ch = await queue.get()` ... `queue.put_nowait(ch)`)."""
+        bound to an awaited value (`ch = await queue.get()` ... `queue.put_nowait(ch)`), of a
+        function the code calls only when something failed: a call it also makes on its way
+        without an error (a reply sent with a token it refreshed) uses the value."""
         if not _is_statement_call(handler, call):
             return False
+        if dotted_name(call.func) in self.unhandled_callees:
+            return False  # the function makes this call on its way without an error too: a use
         names = {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)}
         if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
             names.add(call.func.value.value)
         return bool(names & self.awaited_names)
+
+    @functools.cached_property
+    def unhandled_callees(self) -> set[str]:
+        """The dotted names the function calls outside its `except` clauses (read only for a
+        handler's candidate give-back calls)."""
+        handled = {
+            id(call)
+            for node in descendants(self.body)
+            if isinstance(node, cst.ExceptHandler | cst.ExceptStarHandler)
+            for call in collect(node.body).calls
+        }
+        return {
+            name
+            for call in collect(self.body).calls
+            if id(call) not in handled and (name := dotted_name(call.func)) is not None
+        }
 
     def _code(self, node: cst.CSTNode) -> str:
         text = self.module.code_for_node(node).strip()
