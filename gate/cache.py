@@ -142,7 +142,8 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
 def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
     if row is None:
         return None
-    suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort, awaits = row
+    suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort, awaits, *rest = row
+    steps, cheap = rest
     return FunctionSummary(
         suspends,
         shielded,
@@ -152,6 +153,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         steps_cut,
         best_effort,
         None if awaits is None else tuple(awaits),
+        tuple((call, by_name) for call, by_name in steps),
+        cheap,
     )
 
 

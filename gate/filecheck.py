@@ -11,6 +11,7 @@ import ast
 import functools
 import hashlib
 import os
+import re
 import stat
 import warnings
 from collections.abc import Callable
@@ -213,9 +214,24 @@ def _summary(
     else:
         return None
     try:
-        return summarise_module(tree, path, vocabulary_of(config), light)
+        return summarise_module(tree, path, vocabulary_of(config), light, marked_lines(data))
     except RecursionError:
         return None
+
+
+_MARKER = re.compile(rb"#\s*gate:\s*critical\b")
+
+
+def marked_lines(data: bytes) -> frozenset[int]:
+    """The lines holding a `# gate: critical` comment (or text that looks like one: a function
+    with such a line is judged by its name, which is the cautious side)."""
+    if b"critical" not in data:
+        return frozenset()
+    return frozenset(
+        number
+        for number, line in enumerate(data.splitlines(), 1)
+        if _MARKER.search(line) is not None
+    )
 
 
 def _picker(settings: GateConfig, prefilter: bool, path: str) -> Callable[[FunctionSpan], bool]:

@@ -532,3 +532,47 @@ def test_network_writes_stops_of_clients_and_looped_tasks_are_warnings(
     assert ("GATE100", 9, "error") in found  # stopping a sandbox: outside the process
     assert ("GATE100", 11, "warning") in found  # `t` is one of `self.server_state.tasks`
     assert ("GATE100", 13, "error") in found  # nothing says what a worker is
+
+
+HELPER_STAKES = """\
+import asyncio
+
+
+class Channel:
+    async def _stop_typing(self, chat):
+        task = self._typing.pop(chat, None)
+        if task is not None:
+            task.cancel()
+            await self._send_typing(chat, False)
+
+    async def _stop_all_typing(self):
+        for chat in list(self._typing):
+            await self._stop_typing(chat)
+
+    async def _stop_worker(self):
+        self._task.cancel()
+        self._sandbox.kill()
+
+    async def _stop_marked(self):
+        self._task.cancel()
+        self._results.seal()  # gate: critical
+
+    async def handle(self, message):
+        try:
+            await self._reply(message)
+        except Exception:
+            await self._stop_typing(message.chat)
+            await self._stop_all_typing()
+            await self._stop_worker()
+            await self._stop_marked()
+            raise
+"""
+
+
+def test_a_helper_that_only_takes_best_effort_steps_is_best_effort(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "channel.py", HELPER_STAKES)
+    found = {(code, line): severity for code, line, severity in _findings(capsys, "channel.py")}
+    assert found[("GATE105", 27)] == "warning"  # it only cancels an in-process task
+    assert found[("GATE105", 28)] == "warning"  # followed through the helper it awaits
+    assert found[("GATE105", 29)] == "error"  # it kills a sandbox too
+    assert found[("GATE105", 30)] == "error"  # a step its author marked critical

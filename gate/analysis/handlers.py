@@ -308,17 +308,29 @@ class _NarrowHandlers:
         broad: bool,
     ) -> Consequence | None:
         """What skipping this call of the handler costs, None when it is no cleanup."""
-        consequence = (
-            _release(self.analyser.vocabulary, call, name, self.loop_receivers.get(id(call)))
-            if broad
-            else None
-        )
+        consequence = self._released(call, name) if broad else None
+        if consequence is not None:
+            return consequence
         reraises = _unconditional_raise(handler.body)
-        if consequence is None and (reraises or broad) and self._gives_back(handler, call):
+        if (reraises or broad) and self._gives_back(handler, call):
             return Consequence.LOSES_WORK
-        if consequence is None and broad and _reraises(handler) and _undoes(handler, call):
+        if broad and _reraises(handler) and _undoes(handler, call):
+            return Consequence.BEST_EFFORT
+        return None
+
+    def _released(self, call: cst.Call, name: str) -> Consequence | None:
+        """What skipping a give-back step by name costs: best effort when what it runs in the
+        project only takes best-effort steps itself."""
+        source = self.loop_receivers.get(id(call))
+        consequence = _release(self.analyser.vocabulary, call, name, source)
+        if consequence is Consequence.LOSES_WORK and self._runs_best_effort(call):
             return Consequence.BEST_EFFORT
         return consequence
+
+    def _runs_best_effort(self, call: cst.Call) -> bool:
+        """Does the call run a project function whose own steps are all best effort?"""
+        summary = self._callee(dotted_name(call.func))
+        return summary is not None and summary.steps_best_effort
 
     def _state_changes(
         self, handler: cst.ExceptHandler | cst.ExceptStarHandler

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
+from gate.analysis.facts import Consequence
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
 from gate.astwalk import child_nodes, child_statements, node_fields
 
@@ -33,6 +34,8 @@ class FunctionSummary:
     whose cancellation handler keeps the interrupt and does not re-raise it, so it returns
     normally. `shield_managers`: the names of the context managers it relies on for `shielded`,
     resolved against the project when it is looked up. `best_effort`: its docstring says so.
+    `own_steps` and `steps_best_effort`: what skipping it costs, judged by what it does rather
+    than by its name.
     """
 
     suspends: bool
@@ -48,6 +51,12 @@ class FunctionSummary:
     # await (None otherwise): it never suspends when none of them does, which the project
     # decides when it is looked up
     awaits: tuple[str, ...] | None = None
+    # its own steps, in source order: (the dotted name called, whether its name says it is
+    # best effort); a `# gate: critical` line in its body is a step of no name
+    own_steps: tuple[tuple[str, bool], ...] = ()
+    # set when the project looks it up: it takes steps, and every one is best effort, by its
+    # name or (a project function) by what it does in turn
+    steps_best_effort: bool = False
 
 
 class CallSite(NamedTuple):
@@ -154,6 +163,7 @@ class _Walk:
     cut_later: bool = False
     exposed_earlier: bool = False
     awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
+    own_steps: list[tuple[str, bool]] = field(default_factory=list)
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
 
@@ -186,6 +196,7 @@ class _Walk:
                     self.awaited.append((child.value, context.shielded))
             elif isinstance(child, ast.Call) and self._is_step(child):
                 self.step(context)
+                self.own_steps.append(self._step_of(child))
 
     def _is_step(self, call: ast.Call) -> bool:
         # `consequence(name, receiver)` is None exactly when `matched(name)` is
@@ -196,6 +207,12 @@ class _Walk:
         if known is None:
             known = self.step_names[name] = self.vocabulary.matched(name) is not None
         return known
+
+    def _step_of(self, call: ast.Call) -> tuple[str, bool]:
+        name = _final(call.func)
+        receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        cost = self.vocabulary.consequence(name, receiver)
+        return dotted(call.func) or name, cost is Consequence.BEST_EFFORT
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
@@ -309,8 +326,10 @@ def _summarised(
     vocabulary: Vocabulary,
     step_names: dict[str, bool] | None = None,
     never_suspends: Callable[[ast.Call], bool] | None = None,
+    marked: bool = False,
 ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
-    """The function's summary, and its awaited calls with whether a shield covers each."""
+    """The function's summary, and its awaited calls with whether a shield covers each.
+    `marked`: a line of its body is marked `# gate: critical`."""
     walk = _Walk(vocabulary, {} if step_names is None else step_names)
     if never_suspends is not None:
         walk.never_suspends = never_suspends
@@ -327,6 +346,7 @@ def _summarised(
         steps_cut=walk.cut_later,
         best_effort=documents_best_effort(ast.get_docstring(function)),
         awaits=_awaited_calls(walk),
+        own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
     )
     return summary, walk.awaited
 
@@ -370,6 +390,7 @@ class _ModuleWalk:
     sites: list[CallSite] = field(default_factory=list)
     step_names: dict[str, bool] = field(default_factory=dict)
     queues: frozenset[tuple[str, str]] = frozenset()
+    marked: frozenset[int] = frozenset()  # lines with a `# gate: critical` comment
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
@@ -408,15 +429,19 @@ class _ModuleWalk:
             return
         awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node):
-            never = _puts_on_unbounded(self.queues, qualname, owner or "") if self.queues else None
-            self.functions[qualname], awaited = _summarised(
-                node, self.vocabulary, self.step_names, never
-            )
+            self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
         self.sites += call_sites(node, awaited, qualname, owner or "")
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
             self.managers.add(owner)
         self.record_types(node, qualname, owner)
         self.walk(node, f"{qualname}.<locals>.", None)
+
+    def summarised(
+        self, node: ast.AsyncFunctionDef, qualname: str, owner: str
+    ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
+        never = _puts_on_unbounded(self.queues, qualname, owner) if self.queues else None
+        marked = any(node.lineno <= line <= (node.end_lineno or 0) for line in self.marked)
+        return _summarised(node, self.vocabulary, self.step_names, never, marked)
 
     def record_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
@@ -649,13 +674,18 @@ def _called(value: ast.expr | None) -> str | None:
 
 
 def summarise_module(
-    tree: ast.Module, relative: str, vocabulary: Vocabulary, light: bool = False
+    tree: ast.Module,
+    relative: str,
+    vocabulary: Vocabulary,
+    light: bool = False,
+    marked: frozenset[int] = frozenset(),
 ) -> ModuleSummary:
     """The summary of one parsed file at project-relative path `relative`; `light`: only its
-    classes, imports and the types of what names hold (a module with no async code)."""
+    classes, imports and the types of what names hold (a module with no async code); `marked`:
+    the lines that carry a `# gate: critical` comment."""
     module = module_name(relative)
     package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
-    walk = _ModuleWalk(vocabulary, package, light=light)
+    walk = _ModuleWalk(vocabulary, package, light=light, marked=marked)
     if not light and _imports_asyncio(tree):
         walk.queues = unbounded_queues(tree)
     walk.walk(tree, "", None)
@@ -812,6 +842,8 @@ class ProjectIndex:
         # whether a summary's awaits all reach callees that never suspend, by id(summary): a
         # callee is looked up from every await of it
         self._never: dict[int, bool] = {}
+        # whether every step a summary's function takes is best effort, by id(summary)
+        self._best_effort: dict[int, bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -962,9 +994,15 @@ class ProjectIndex:
             if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
                 return NEVER_SUSPENDS
             return None
-        home, summary = found
+        return self._as_looked_up(*found)
+
+    def _as_looked_up(self, home: ModuleSummary, summary: FunctionSummary) -> FunctionSummary:
+        """A callee's summary with what the project decides of it: whether it suspends at all,
+        whether its steps are all best effort, whether its shield managers open shields."""
         if summary.suspends and self._never_suspends_at_all(home, summary):
             summary = replace(summary, suspends=False, shielded=False, cut_safe=True)
+        if summary.own_steps and self._only_best_effort(home, summary):
+            summary = replace(summary, steps_best_effort=True)
         if summary.shielded and summary.shield_managers:
             shielded = all(
                 (located := self._class(home, m)) is not None
@@ -973,6 +1011,35 @@ class ProjectIndex:
             )
             summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
+
+    def _only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Does the function take steps, each best effort by its name (`self._task.cancel()`,
+        `self._client.close()`) or a call of a project function that only takes such steps in
+        turn? Skipping it then costs no more than they do. A function whose calls lead back
+        into themselves is not (the answer does not depend on which one is asked first)."""
+        known = self._best_effort.get(id(summary))
+        if known is not None:
+            return known
+        self._best_effort[id(summary)] = False  # while it is being decided
+        located = self._qualname_of(home, summary)
+        known = bool(summary.own_steps) and located is not None
+        for call, by_name in summary.own_steps if known else ():
+            if by_name:
+                continue
+            found = self._function(home, *located, call)  # type: ignore[misc]
+            if found is None or not self._only_best_effort(*found):
+                known = False
+                break
+        self._best_effort[id(summary)] = known
+        return known
+
+    def _qualname_of(self, home: ModuleSummary, summary: FunctionSummary) -> tuple[str, str] | None:
+        """The qualname of a summarised function of `home` and its class ("" for none)."""
+        qualname = next((q for q, f in home.functions.items() if f is summary), None)
+        if qualname is None:
+            return None
+        owner = qualname.rpartition(".")[0]
+        return qualname, owner if owner in home.classes else ""
 
     def _never_suspends_at_all(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         known = self._never.get(id(summary))
@@ -988,11 +1055,10 @@ class ProjectIndex:
             return True
         if summary.awaits is None or depth > 3:
             return False
-        qualname = next((q for q, f in home.functions.items() if f is summary), None)
-        if qualname is None:
+        located = self._qualname_of(home, summary)
+        if located is None:
             return False
-        owner = qualname.rpartition(".")[0]
-        owner = owner if owner in home.classes else ""
+        qualname, owner = located
         return all(
             self._awaited_never_suspends(home, qualname, owner, call, depth)
             for call in summary.awaits

@@ -238,6 +238,9 @@ class Vocabulary:
         around = set(name_words(name)) | held_by
         if around & EXTERNAL_WORDS:
             return Consequence.LOSES_WORK
+        return self._cost(matched, around, held_by)
+
+    def _cost(self, matched: tuple[str, ...], around: set[str], held_by: set[str]) -> Consequence:
         if any(word in self.best_effort for word in matched) or _closes_in_process(matched, around):
             return Consequence.BEST_EFFORT
         if held_by & NETWORK_WORDS and _keeps_data(matched):

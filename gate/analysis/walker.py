@@ -771,7 +771,8 @@ class _RegionWalker:
         """Judged on real code, a teardown method (close, cleanup, ...) loses in-process state
         or needs a second cancel: its steps are best effort unless they name something outside
         the process (a sandbox, a subprocess, a lock). So is every step of a function whose
-        docstring calls it best effort, and a step awaiting such a function."""
+        docstring calls it best effort, a step awaiting such a function, and a step awaiting a
+        project function whose own steps are all best effort."""
         if kind is RegionKind.METHOD and not self.vocabulary.external(step.label):
             return Consequence.BEST_EFFORT
         if self.documented_best_effort or any(
@@ -780,7 +781,20 @@ class _RegionWalker:
             if point.awaited_call
         ):
             return Consequence.BEST_EFFORT  # the code says losing it is acceptable
+        if step.consequence is Consequence.LOSES_WORK and self._awaits_best_effort(step):
+            return Consequence.BEST_EFFORT  # what the step runs only takes best-effort steps
         return step.consequence
+
+    def _awaits_best_effort(self, step: CriticalStep) -> bool:
+        """Is the step an await of a project function every step of which is best effort
+        (`await self._stop_typing(chat)` whose body cancels an in-process task)?"""
+        called = step.label.removesuffix("()")
+        return any(
+            point.awaited_call == called
+            and (summary := self.callee(called)) is not None
+            and summary.steps_best_effort
+            for point in step.points
+        )
 
     def _resolve(self, point: InterruptPoint) -> InterruptPoint:
         """Something holds an interrupt at `point` when it is shielded, when a handler that
