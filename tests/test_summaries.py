@@ -576,3 +576,39 @@ def test_a_helper_that_only_takes_best_effort_steps_is_best_effort(in_tmp: Path,
     assert found[("GATE105", 28)] == "warning"  # followed through the helper it awaits
     assert found[("GATE105", 29)] == "error"  # it kills a sandbox too
     assert found[("GATE105", 30)] == "error"  # a step its author marked critical
+
+
+ALIASED_ATTRIBUTE = """\
+class Forwarders:
+    async def stop(self):
+        self._task.cancel()
+        await self._drained.wait()
+
+
+class Connection:
+    async def start(self):
+        self._forwarders = Forwarders()
+
+    async def _stop_forwarders(self):
+        forwarders = self._forwarders
+        self._forwarders = None
+        await forwarders.stop()
+
+    async def serve(self):
+        try:
+            await self._serve()
+        finally:
+            await self._stop_forwarders()
+            self.write_log()
+"""
+
+
+def test_a_local_taken_from_an_attribute_holds_what_the_attribute_holds(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "connection.py", ALIASED_ATTRIBUTE)
+    found = _findings(capsys, "connection.py")
+    # `forwarders` is `self._forwarders`, a Forwarders, whose stop() only cancels its task:
+    # cutting _stop_forwarders() short costs no more
+    assert ("GATE101", 20, "warning") in found
+    assert ("GATE100", 21, "error") in found

@@ -446,7 +446,7 @@ class _ModuleWalk:
     def record_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
     ) -> None:
-        for target, made in _assignments(node, _annotated_parameters(node)):
+        for target, made in _assignments(node, _annotated_parameters(node), owner):
             if isinstance(target, ast.Name):
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
@@ -597,16 +597,30 @@ def _is_none(node: ast.expr) -> bool:
 
 
 def _assignments(
-    function: ast.AST, parameters: Mapping[str, str] | None = None
+    function: ast.AST, parameters: Mapping[str, str] | None = None, owner: str | None = None
 ) -> Iterator[tuple[ast.expr, str]]:
     """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`,
-    anywhere below the function, in the order `ast.walk` meets them; and (target, class) for
-    `self.x = param` of a parameter annotated with a class (`parameters`)."""
+    anywhere below the function, in the order `ast.walk` meets them; (target, class) for
+    `self.x = param` of a parameter annotated with a class (`parameters`); and, in a method of
+    class `owner`, `x = self.attr` holds what the attribute does (`Owner::attr`)."""
     for node in _statements_breadth_first(function):
         for target, value in _bindings(node):
-            made = _called(value) or _passed_in(value, target, parameters or {})
+            made = (
+                _called(value)
+                or _passed_in(value, target, parameters or {})
+                or _taken_from_self(value, target, owner)
+            )
             if made and isinstance(target, ast.Name | ast.Attribute):
                 yield target, made
+
+
+def _taken_from_self(value: ast.expr | None, target: ast.expr, owner: str | None) -> str | None:
+    """`forwarders = self._forwarders` in a method: the local holds what the attribute holds."""
+    if owner is None or not isinstance(target, ast.Name) or not isinstance(value, ast.Attribute):
+        return None
+    if isinstance(value.value, ast.Name) and value.value.id == "self":
+        return f"{owner}{ATTRIBUTE_OF}{value.attr}"
+    return None
 
 
 def _bindings(node: ast.AST) -> list[tuple[ast.expr | None, ast.expr | None]]:
