@@ -612,3 +612,37 @@ def test_a_local_taken_from_an_attribute_holds_what_the_attribute_holds(
     # cutting _stop_forwarders() short costs no more
     assert ("GATE101", 20, "warning") in found
     assert ("GATE100", 21, "error") in found
+
+
+SERVE_FOREVER = """\
+import asyncio
+
+
+async def serve(runner, sites):
+    try:
+        for site in sites:
+            await site.start()
+        while True:
+            await asyncio.sleep(3600)
+    finally:
+        await runner.cleanup()
+
+
+async def serve_until_stopped(runner, stopping):
+    try:
+        while True:
+            if stopping.is_set():
+                break
+            await asyncio.sleep(1)
+    finally:
+        await runner.cleanup()
+"""
+
+
+def test_the_finally_of_a_serve_forever_loop_is_entered_by_its_cancel(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "server.py", SERVE_FOREVER)
+    found = _findings(capsys, "server.py")
+    # only an exception (on asyncio, the cancel that stops the server) ends the loop
+    assert ("GATE101", 11, "warning") in found
+    # a break ends the loop: the finally also runs on the way out without an exception
+    assert ("GATE101", 21, "error") in found

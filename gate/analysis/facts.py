@@ -206,8 +206,9 @@ class Region:
     points: tuple[InterruptPoint, ...]
     steps: tuple[CriticalStep, ...]
     cancel_handlers: tuple[CancelHandler, ...]
-    # entered only because a cancel already landed: a cancellation handler, or a helper awaited
-    # from one (on asyncio, cutting it short needs a second cancel)
+    # entered only because a cancel already landed: a cancellation handler, the `finally:` of a
+    # serve-forever loop, or a helper awaited from one (on asyncio, cutting it short needs a
+    # second cancel)
     entered_by_cancel: bool = False
     # a teardown method (by its name) that nothing in the checked project runs: whether a cancel
     # reaches it depends on callers gate does not see

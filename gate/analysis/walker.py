@@ -893,7 +893,8 @@ def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
     for arm, index, block in blocks(statement):
         if arm is Arm.FINALLY:
             assert isinstance(statement, cst.Try | cst.TryStar) and statement.finalbody
-            yield RegionKind.FINALLY, block, False, statement.finalbody  # type: ignore[misc]
+            only = _never_finishes(statement.body)
+            yield RegionKind.FINALLY, block, only, statement.finalbody  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             if index == cancel_handler_index(statement):  # type: ignore[arg-type]
                 only = catches_only_cancellation(exception_names(block.type))
@@ -904,6 +905,34 @@ def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
             yield from _regions_in(block)
         else:
             yield from find_regions(block)  # type: ignore[arg-type]
+
+
+def _never_finishes(body: cst.BaseSuite) -> bool:
+    """Does a `try` body never end normally, so that only an exception takes it to its
+    `finally:`? It returns nowhere and ends in a `raise` or in a `while True:` loop that no
+    `break` leaves (a server's serve-forever loop)."""
+    last = statements(body)[-1] if statements(body) else None
+    if isinstance(last, cst.While):
+        ends = _literally_true(last.test) and not any(
+            isinstance(node, cst.Break) for node in _own_loop_body(last)
+        )
+    else:
+        ends = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+    return ends and not any(
+        isinstance(node, cst.Return) for node in in_source_order(body, _NESTED_SCOPES)
+    )
+
+
+def _literally_true(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Name) and node.value == "True") or (
+        isinstance(node, cst.Integer) and node.value != "0"
+    )
+
+
+def _own_loop_body(loop: cst.While) -> Iterator[cst.CSTNode]:
+    """The nodes of a loop's body that a `break` there would leave it from: not those of the
+    loops and scopes nested in it."""
+    return in_source_order(loop.body, (*_NESTED_SCOPES, cst.For, cst.While))
 
 
 class _Analyser:
