@@ -263,3 +263,15 @@ async def reply_with_fallback(client, chat_id, media):
         # ok: cleanup-only-on-error
         await client.send_text(chat_id, "[failed to send the file]", token)
     await client.send_text(chat_id, "done", token)
+
+
+async def stop_process(process):
+    # judged on real code (nanobot's folder picker, inspect's bash session): the kill in the
+    # handler escalates the terminate already sent; a cancel during the grace wait skips only
+    # the escalation, a warning (see the severity test), still reported
+    process.terminate()
+    try:
+        await asyncio.wait_for(process.wait(), timeout=2)
+    except TimeoutError:
+        # ruleid: cleanup-only-on-error
+        process.kill()

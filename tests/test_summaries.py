@@ -646,3 +646,15 @@ def test_the_finally_of_a_serve_forever_loop_is_entered_by_its_cancel(in_tmp: Pa
     assert ("GATE101", 11, "warning") in found
     # a break ends the loop: the finally also runs on the way out without an exception
     assert ("GATE101", 21, "error") in found
+
+
+def test_a_kill_that_escalates_a_terminate_already_sent_is_a_warning(in_tmp: Path, capsys) -> None:
+    write(
+        in_tmp / "stop.py",
+        "import asyncio\n\n\nasync def stop(process, other):\n    process.terminate()\n"
+        "    try:\n        await asyncio.wait_for(process.wait(), timeout=2)\n"
+        "    except TimeoutError:\n        process.kill()\n        other.kill()\n",
+    )
+    found = _findings(capsys, "stop.py")
+    assert ("GATE105", 9, "warning") in found  # the terminate already asked it to stop
+    assert ("GATE105", 10, "error") in found  # nothing asked this one to stop

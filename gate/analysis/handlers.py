@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import functools
+import itertools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -174,6 +176,34 @@ def _tested_calls(body: cst.CSTNode) -> set[int]:
     }
 
 
+def _released_on(
+    statement: cst.BaseStatement, receiver: str | None, vocabulary: Vocabulary
+) -> bool:
+    """Is the statement a release of `receiver` run to its end: `receiver.terminate()` alone on
+    its line, or alone in a `with` block (`with suppress(ProcessLookupError):`)?"""
+    if isinstance(statement, cst.With) and len(statements(statement.body)) == 1:
+        statement = statements(statement.body)[0]
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and receiver is not None
+        and dotted_name(call.func.value) == receiver
+        and vocabulary.releases(call.func.attr.value)
+    )
+
+
+def _binds(statement: cst.CSTNode, receiver: str | None) -> bool:
+    """Does the statement assign to `receiver` (`self._con = None`)?"""
+    return any(
+        isinstance(node, cst.AssignTarget) and dotted_name(node.target) == receiver
+        for node in descendants(statement)
+    )
+
+
 def _first_bridge(calls: list[cst.Call]) -> cst.Call | None:
     return next((call for call in calls if final_name(call.func) in GREENLET_BRIDGES), None)
 
@@ -191,6 +221,8 @@ class _NarrowHandlers:
         self.found: list[NarrowHandler] = []
         self.cancel_paths: set[str] = set()
         self.tries: list[cst.Try | cst.TryStar] = []
+        # the statements before each `try` in its block, by id of the `try`
+        self.before: dict[int, Sequence[cst.BaseStatement]] = {}
         self._collect(snippet.function.body)
         for statement in self.tries:
             self._judge(statement)
@@ -210,11 +242,13 @@ class _NarrowHandlers:
         return _awaited_names(self.body)
 
     def _collect(self, body: cst.BaseSuite) -> None:
-        for statement in statements(body):
+        listed = statements(body)
+        for index, statement in enumerate(listed):
             if isinstance(statement, cst.FunctionDef | cst.ClassDef):
                 continue
             if isinstance(statement, cst.Try | cst.TryStar):
                 self._note_try(statement)
+                self.before[id(statement)] = listed[:index]
             for _, _, block in blocks(statement):
                 inner = (
                     block.body
@@ -262,7 +296,7 @@ class _NarrowHandlers:
         if interrupt is None:
             return
         for handler in statement.handlers:
-            steps = self._steps(handler, _broad_or_timeout(handler))
+            steps = self._steps(statement, handler, _broad_or_timeout(handler))
             if steps:
                 cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
                 self.found.append(
@@ -278,7 +312,10 @@ class _NarrowHandlers:
                 )
 
     def _steps(
-        self, handler: cst.ExceptHandler | cst.ExceptStarHandler, broad: bool
+        self,
+        statement: cst.Try | cst.TryStar,
+        handler: cst.ExceptHandler | cst.ExceptStarHandler,
+        broad: bool,
     ) -> list[HandlerStep]:
         """Steps that give something back, by name, in a broad or timeout handler; a call that
         hands back something the function acquired with an await, in a handler that cleans up
@@ -292,7 +329,7 @@ class _NarrowHandlers:
             name = final_name(call.func)
             if name is None or _logs(call) or id(call) in asked:
                 continue
-            consequence = self._cost(handler, call, name, broad)
+            consequence = self._cost(statement, handler, call, name, broad)
             if consequence is not None:
                 label = f"{dotted_name(call.func) or name}()"
                 steps.append(HandlerStep(call, label, consequence))
@@ -302,13 +339,14 @@ class _NarrowHandlers:
 
     def _cost(
         self,
+        statement: cst.Try | cst.TryStar,
         handler: cst.ExceptHandler | cst.ExceptStarHandler,
         call: cst.Call,
         name: str,
         broad: bool,
     ) -> Consequence | None:
         """What skipping this call of the handler costs, None when it is no cleanup."""
-        consequence = self._released(call, name) if broad else None
+        consequence = self._released(statement, call, name) if broad else None
         if consequence is not None:
             return consequence
         reraises = _unconditional_raise(handler.body)
@@ -318,14 +356,35 @@ class _NarrowHandlers:
             return Consequence.BEST_EFFORT
         return None
 
-    def _released(self, call: cst.Call, name: str) -> Consequence | None:
+    def _released(
+        self, statement: cst.Try | cst.TryStar, call: cst.Call, name: str
+    ) -> Consequence | None:
         """What skipping a give-back step by name costs: best effort when what it runs in the
-        project only takes best-effort steps itself."""
+        project only takes best-effort steps itself, or when it escalates a release the code
+        already made on the same object (`process.terminate()`, then `process.kill()` in the
+        handler for the wait that timed out)."""
         source = self.loop_receivers.get(id(call))
         consequence = _release(self.analyser.vocabulary, call, name, source)
-        if consequence is Consequence.LOSES_WORK and self._runs_best_effort(call):
+        if consequence is Consequence.LOSES_WORK and (
+            self._runs_best_effort(call) or self._released_before(statement, call)
+        ):
             return Consequence.BEST_EFFORT
         return consequence
+
+    def _released_before(self, statement: cst.Try | cst.TryStar, call: cst.Call) -> bool:
+        """Did the code release the object the call releases just before, with a call of its
+        own that has finished (`process.terminate()` as a statement, in the `try`'s block or
+        at the top of its body), and not bind the name to another object since?"""
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        receiver = dotted_name(call.func.value)
+        leading = itertools.takewhile(lambda s: not collect(s).awaits, statements(statement.body))
+        earlier = [*self.before.get(id(statement), ()), *leading]
+        for index, previous in enumerate(earlier):
+            released = _released_on(previous, receiver, self.analyser.vocabulary)
+            if released and not any(_binds(later, receiver) for later in earlier[index + 1 :]):
+                return True
+        return False
 
     def _runs_best_effort(self, call: cst.Call) -> bool:
         """Does the call run a project function whose own steps are all best effort?"""
