@@ -143,7 +143,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
     if row is None:
         return None
     suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort, awaits, *rest = row
-    steps, cheap = rest
+    steps, cheap, routes_signals = rest
     return FunctionSummary(
         suspends,
         shielded,
@@ -155,6 +155,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         None if awaits is None else tuple(awaits),
         tuple((call, by_name) for call, by_name in steps),
         cheap,
+        routes_signals,
     )
 
 

@@ -214,7 +214,10 @@ def _summary(
     else:
         return None
     try:
-        return summarise_module(tree, path, vocabulary_of(config), light, marked_lines(data))
+        signals = b"add_signal_handler" in data
+        return summarise_module(
+            tree, path, vocabulary_of(config), light, marked_lines(data), signals
+        )
     except RecursionError:
         return None
 

@@ -658,3 +658,57 @@ def test_a_kill_that_escalates_a_terminate_already_sent_is_a_warning(in_tmp: Pat
     found = _findings(capsys, "stop.py")
     assert ("GATE105", 9, "warning") in found  # the terminate already asked it to stop
     assert ("GATE105", 10, "error") in found  # nothing asked this one to stop
+
+
+MAIN_TASK_WITH_SIGNALS = """\
+import asyncio
+import signal
+
+
+def install_handlers(loop, stopping):
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
+
+
+async def close_runtime(runtime):
+    await runtime.stop_channels()
+    runtime.kill_workers()
+
+
+def main(runtime):
+    async def run():
+        stopping = asyncio.Event()
+        install_handlers(asyncio.get_running_loop(), stopping)
+        try:
+            await stopping.wait()
+        finally:
+            await close_runtime(runtime)
+            runtime.flush_sessions()
+
+    async def run_plain():
+        try:
+            await runtime.serve()
+        finally:
+            await close_runtime(runtime)
+            runtime.flush_sessions()
+
+    asyncio.run(run())
+    asyncio.run(run_plain())
+"""
+
+
+def test_what_only_a_main_task_that_routes_its_signals_awaits_is_uncancelled(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "gateway.py", MAIN_TASK_WITH_SIGNALS)
+    found = _findings(capsys, "--no-cache", "pkg")
+    # Ctrl-C sets an event instead of cancelling run(): nothing cancels its task
+    assert ("GATE100", 23, "warning") in found
+    # run_plain() is cancelled by Ctrl-C, and close_runtime() is awaited from it too
+    assert ("GATE100", 30, "error") in found
+    assert ("GATE100", 12, "error") in found
+    _, out, _ = run(capsys, "check", "--format", "json", "--no-cache", "pkg/gateway.py")
+    # checking the file alone: run() is local to main(), its only runner is in the file
+    lines = {(f["line"], f["severity"]) for f in json.loads(out)["findings"]}
+    assert (23, "warning") in lines

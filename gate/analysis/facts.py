@@ -213,6 +213,9 @@ class Region:
     # a teardown method (by its name) that nothing in the checked project runs: whether a cancel
     # reaches it depends on callers gate does not see
     uncalled: bool = False
+    # nothing cancels the task it runs in: asyncio.run's main coroutine that routes the loop's
+    # signals to its own handlers, or code only such a coroutine awaits
+    uncancelled: bool = False
     body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
 
     # The code the region spans, its header included: the `finally:` block, the handler, or the
@@ -330,11 +333,12 @@ class ModuleAnalysis:
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.
         On asyncio a region entered by a cancel can be cut only by a second cancel: a warning; so
-        is a finding in a teardown method nothing in the project calls.
+        is a finding in a teardown method nothing in the project calls, and in a region whose
+        task nothing cancels.
         """
         if region is not None and region.entered_by_cancel and not self.level_triggered:
             return Severity.WARNING
-        if region is not None and region.uncalled:
+        if region is not None and (region.uncalled or region.uncancelled):
             return Severity.WARNING
 
         return self.tiers.of(consequences, self.in_tests)

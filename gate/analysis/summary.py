@@ -57,6 +57,16 @@ class FunctionSummary:
     # set when the project looks it up: it takes steps, and every one is best effort, by its
     # name or (a project function) by what it does in turn
     steps_best_effort: bool = False
+    # it routes the loop's signals to handlers of its own (`loop.add_signal_handler`, itself
+    # or through a function of its module it calls): run as `asyncio.run`'s main coroutine,
+    # Ctrl-C no longer cancels it
+    routes_signals: bool = False
+
+
+# In which task a call site runs what it calls: the caller's own (an await), the main task of
+# `asyncio.run(...)` (or `loop.run_until_complete(...)`), or another one (a task it creates, a
+# function handed on as a value).
+SAME_TASK, MAIN_TASK, OTHER_TASK = "same", "main", "other"
 
 
 class CallSite(NamedTuple):
@@ -69,6 +79,7 @@ class CallSite(NamedTuple):
     caller: str  # qualname of the function it is in ("" at module level)
     owner: str  # that function's class qualname ("" outside a class)
     shielded: bool
+    task: str = OTHER_TASK  # SAME_TASK, MAIN_TASK or OTHER_TASK
 
 
 @dataclass(frozen=True)
@@ -391,6 +402,8 @@ class _ModuleWalk:
     step_names: dict[str, bool] = field(default_factory=dict)
     queues: frozenset[tuple[str, str]] = frozenset()
     marked: frozenset[int] = frozenset()  # lines with a `# gate: critical` comment
+    # `add_signal_handler` and the names of the module's functions that call it
+    signal_routers: frozenset[str] = frozenset()
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
@@ -441,7 +454,10 @@ class _ModuleWalk:
     ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
         never = _puts_on_unbounded(self.queues, qualname, owner) if self.queues else None
         marked = any(node.lineno <= line <= (node.end_lineno or 0) for line in self.marked)
-        return _summarised(node, self.vocabulary, self.step_names, never, marked)
+        summary, awaited = _summarised(node, self.vocabulary, self.step_names, never, marked)
+        if self.signal_routers and _calls_any(node, self.signal_routers):
+            summary = replace(summary, routes_signals=True)
+        return summary, awaited
 
     def record_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
@@ -483,10 +499,8 @@ def call_sites(
     `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
     `hooks = (self.stop,)`)."""
     shielded_by_call = _shielded_by_call(awaited)
-    # a call that is a statement of its own is a plain function's: a coroutine made that way
-    # would never run
     nodes = list(_own_nodes(node))
-    statements = {id(child.value) for child in nodes if isinstance(child, ast.Expr)}
+    tasks = _tasks_of(nodes, awaited)
     sites = []
     for child in nodes:
         for passed in _handed_on(child):
@@ -494,11 +508,27 @@ def call_sites(
                 sites.append(_site(passed, caller, owner, False))
         if not isinstance(child, ast.Call) or not isinstance(child.func, ast.Name | ast.Attribute):
             continue
-        if id(child) in shielded_by_call:
-            sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
-        elif id(child) not in statements:
-            sites.append(_site(child.func, caller, owner, False))
+        if tasks.get(id(child)):
+            shielded = shielded_by_call.get(id(child), False)
+            sites.append(_site(child.func, caller, owner, shielded, tasks[id(child)]))
     return tuple(sites)
+
+
+def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dict[int, str]:
+    """The calls of a function's nodes that may run another function, by id, with the task
+    each runs it in: an awaited call in the caller's own, `asyncio.shield(f())`'s f() in one of
+    its own, the coroutine of `asyncio.run(main())` in the main task. A call that is a
+    statement of its own is a plain function's (a coroutine made that way would never run)."""
+    tasks: dict[int, str] = {}
+    for child in nodes:
+        if isinstance(child, ast.Call):
+            tasks.setdefault(id(child), OTHER_TASK)
+            tasks.update((id(call), MAIN_TASK) for call in _main_coroutine(child))
+        elif isinstance(child, ast.Expr):
+            tasks[id(child.value)] = ""
+    tasks.update((id(call), OTHER_TASK) for call in _shielded_by_call(awaited))
+    tasks.update((id(call), SAME_TASK) for call, _ in awaited)
+    return tasks
 
 
 def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
@@ -526,10 +556,23 @@ def _handed_on(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-def _site(named: ast.expr, caller: str, owner: str, shielded: bool) -> CallSite:
+def _site(
+    named: ast.expr, caller: str, owner: str, shielded: bool, task: str = OTHER_TASK
+) -> CallSite:
     if isinstance(named, ast.Attribute):
-        return CallSite(named.attr, dotted(named.value) or "?", caller, owner, shielded)
-    return CallSite(_final(named), None, caller, owner, shielded)
+        return CallSite(named.attr, dotted(named.value) or "?", caller, owner, shielded, task)
+    return CallSite(_final(named), None, caller, owner, shielded, task)
+
+
+def _main_coroutine(node: ast.AST) -> list[ast.Call]:
+    """The call whose coroutine `asyncio.run(main())` (or `loop.run_until_complete(main())`,
+    `runner.run(main())`) runs as its main task, when `node` is such a run."""
+    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Call):
+        return []
+    name = dotted(node.func) or ""
+    runs = name == "asyncio.run" or name.endswith(".run_until_complete")
+    runs = runs or (name.endswith(".run") and "runner" in name.rsplit(".", 1)[0].lower())
+    return [node.args[0]] if runs else []
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -693,13 +736,17 @@ def summarise_module(
     vocabulary: Vocabulary,
     light: bool = False,
     marked: frozenset[int] = frozenset(),
+    signals: bool = False,
 ) -> ModuleSummary:
     """The summary of one parsed file at project-relative path `relative`; `light`: only its
     classes, imports and the types of what names hold (a module with no async code); `marked`:
-    the lines that carry a `# gate: critical` comment."""
+    the lines that carry a `# gate: critical` comment; `signals`: the file may route signals
+    (it mentions `add_signal_handler`)."""
     module = module_name(relative)
     package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
     walk = _ModuleWalk(vocabulary, package, light=light, marked=marked)
+    if signals and not light:
+        walk.signal_routers = _signal_routers(tree)
     if not light and _imports_asyncio(tree):
         walk.queues = unbounded_queues(tree)
     walk.walk(tree, "", None)
@@ -713,6 +760,26 @@ def summarise_module(
         walk.types,
         sites,
         walk.queues,
+    )
+
+
+SIGNAL_ROUTER = "add_signal_handler"
+
+
+def _signal_routers(tree: ast.Module) -> frozenset[str]:
+    """`add_signal_handler`, and the names of the functions of the module that call it."""
+    names = {SIGNAL_ROUTER}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _calls_any(node, names):
+            names.add(node.name)
+    return frozenset(names)
+
+
+def _calls_any(function: ast.AST, names: frozenset[str] | set[str]) -> bool:
+    """Does the function's own body call one of `names` (a bare name, or a method of self or
+    another receiver)?"""
+    return any(
+        isinstance(node, ast.Call) and _final(node.func) in names for node in _own_nodes(function)
     )
 
 
@@ -816,7 +883,7 @@ NEVER_SUSPENDS = FunctionSummary(suspends=False, shielded=False, cut_safe=True, 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
 # the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
 # shielded scope, "callers" whether every place that runs the caller shields it, "called"
-# whether any place runs it.
+# whether any place runs it, "uncancelled" whether nothing cancels the task it runs in.
 LookupKey = tuple[str, str, str, str, str]
 Lookup = FunctionSummary | bool | None
 
@@ -852,6 +919,7 @@ class ProjectIndex:
         self.by_suffix = {k: next(iter(v)) for k, v in suffixes.items() if len(v) == 1}
         self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
         self._shielded: frozenset[str] | None = None
+        self._has_main: bool | None = None
         self._caller_answers: dict[LookupKey, bool] = {}
         # whether a summary's awaits all reach callees that never suspend, by id(summary): a
         # callee is looked up from every await of it
@@ -873,7 +941,7 @@ class ProjectIndex:
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
-        if kind in ("callers", "called"):
+        if kind in ("callers", "called", "uncancelled"):
             if key not in self._caller_answers:  # asked again by every file on a warm run
                 self._caller_answers[key] = self._caller_fact(kind, module, caller)
             return self._caller_answers[key]
@@ -882,7 +950,36 @@ class ProjectIndex:
     def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
         if kind == "callers":
             return self.callers_known and self.shielded_by_callers(module, qualname, frozenset())
+        if kind == "uncancelled":
+            # a function local to another is run only from there, which this run has read
+            known = self.callers_known or ".<locals>." in qualname
+            return known and self.uncancelled(module, qualname, frozenset())
         return not self.callers_known or self.called(module, qualname)
+
+    def uncancelled(self, module: ModuleSummary, qualname: str, visiting: frozenset[str]) -> bool:
+        """Does nothing cancel the task this async function runs in? So when it is the main
+        coroutine of `asyncio.run(...)` (whose task only Ctrl-C cancels) and routes the loop's
+        signals to handlers of its own, or when every place that runs it awaits it in such a
+        function. False when nothing in the project runs it."""
+        target = module.functions.get(qualname)
+        key = f"{module.module}:{qualname}"
+        if target is None or key in visiting or len(visiting) > 3 or not self._main_sites():
+            return False
+        runs = self._runners(module, qualname, target)
+        inner = visiting | {key}
+        return bool(runs) and all(
+            (site.task == MAIN_TASK and target.routes_signals)
+            or (site.task == SAME_TASK and self.uncancelled(home, site.caller, inner))
+            for home, site in runs
+        )
+
+    def _main_sites(self) -> bool:
+        """Does any module run a main coroutine (nothing can be uncancelled otherwise)?"""
+        if self._has_main is None:
+            self._has_main = any(
+                site.task == MAIN_TASK for module in self.modules.values() for site in module.sites
+            )
+        return self._has_main
 
     def shielded_by_callers(
         self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
@@ -1101,13 +1198,14 @@ class ProjectIndex:
     def _plain(
         self, module: ModuleSummary, caller: str, name: str
     ) -> tuple[ModuleSummary, FunctionSummary] | None:
-        """A bare name: an enclosing function's local, the module's own, or an import."""
+        """A bare name: a local of the caller or of a function enclosing it, the module's
+        own, or an import."""
         scope = caller
-        while ".<locals>." in scope:
-            scope = scope.rsplit(".<locals>.", 1)[0]
+        while scope:
             local = f"{scope}.<locals>.{name}"
             if local in module.functions:
                 return module, module.functions[local]
+            scope = scope.rsplit(".<locals>.", 1)[0] if ".<locals>." in scope else ""
         if name in module.functions:
             return module, module.functions[name]
         if name in module.imports:
@@ -1240,3 +1338,6 @@ class ProjectView:
 
     def called(self, qualname: str) -> bool:
         return self._ask(("called", self.module, qualname, "", "")) is not False
+
+    def uncancelled(self, qualname: str) -> bool:
+        return self._ask(("uncancelled", self.module, qualname, "", "")) is True

@@ -71,6 +71,10 @@ class Project(Protocol):
     def called(self, qualname: str) -> bool:
         """Does any place in the project (other than the function itself) run it?"""
 
+    def uncancelled(self, qualname: str) -> bool:
+        """Does nothing cancel the task this function runs in (asyncio.run's main coroutine
+        that routes the loop's signals to its own handlers, and what only it awaits)?"""
+
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
@@ -986,7 +990,10 @@ class _Analyser:
         uncalled = kind is RegionKind.METHOD and (
             self.project is not None and not self.project.called(span.qualname)
         )
-        region = dataclasses.replace(region, extent=extent or snippet.function, uncalled=uncalled)
+        uncancelled = self.project is not None and self.project.uncancelled(span.qualname)
+        region = dataclasses.replace(
+            region, extent=extent or snippet.function, uncalled=uncalled, uncancelled=uncancelled
+        )
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))
         self._register(region, snippet)
