@@ -502,3 +502,86 @@ def test_skipping_the_cancel_of_an_in_process_task_is_a_warning(in_tmp: Path, ca
     found = _findings(capsys, "--no-cache", "job.py")
     assert ("GATE100", 6, "warning") in found
     assert ("GATE100", 7, "error") in found
+
+
+THREAD_LOCK = """\
+class ThreadLock:
+    \"\"\"Thread safety for sync code, a no-op under `async with`.\"\"\"
+
+    def __enter__(self):
+        self.lock.acquire()
+
+    def __exit__(self, *exc_info):
+        self.lock.release()
+
+    async def __aenter__(self):
+        pass
+
+    async def __aexit__(self, *exc_info):
+        pass
+"""
+
+POOL = """\
+import abc
+
+from pkg.lock import ThreadLock
+
+
+class AsyncSemaphore(abc.ABC):
+    async def release(self):
+        pass
+
+
+class NullSemaphore:
+    async def release(self):
+        return
+
+
+class Pool:
+    def __init__(self, semaphore: SEMAPHORE):
+        self._thread_lock = ThreadLock()
+        self._semaphore = semaphore
+
+    @property
+    def _connection_semaphore(self) -> SEMAPHORE:
+        return self._semaphore
+
+    async def _remove_from_pool(self, connection):
+        async with self._thread_lock:
+            self._connections.remove(connection)
+            await self._connection_semaphore.release()
+
+    async def request(self, connection):
+        try:
+            return await connection.send()
+        except BaseException:
+            await self._remove_from_pool(connection)
+            raise
+
+    async def drop(self, connection):
+        try:
+            return await connection.send()
+        except BaseException:
+            async with self._thread_lock:
+                self._connections.remove(connection)
+            raise
+"""
+
+
+@pytest.mark.parametrize("semaphore", ["AsyncSemaphore", "NullSemaphore"])
+def test_an_async_with_whose_enter_and_exit_never_suspend_is_no_interrupt(
+    in_tmp: Path, capsys, semaphore: str
+) -> None:
+    # judged on real code (httpcore's ThreadLock, a no-op under `async with`): entering it
+    # cannot be interrupted, in the project's other modules too
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "lock.py", THREAD_LOCK)
+    write(in_tmp / "pkg" / "pool.py", POOL.replace("SEMAPHORE", semaphore))
+    found = _findings(capsys, "--no-cache", "pkg/pool.py")
+    # the lock is no interrupt point: nothing in the helper or in drop() is skipped
+    assert [f for f in found if f[0] == "GATE100" or f[1] > 34] == []
+    # what the property's annotation names decides the semaphore's release(): an abstract base
+    # class's empty method says nothing of the one that runs, which may suspend and cut the
+    # helper short; a concrete class's empty method never suspends
+    assert (("GATE101", 34, "error") in found) == (semaphore == "AsyncSemaphore")
+    assert _findings(capsys, "--no-cache", "pkg") == found

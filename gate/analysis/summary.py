@@ -154,6 +154,8 @@ class _Walk:
     cut_later: bool = False
     exposed_earlier: bool = False
     awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
+    # per `async with`, the managers it enters (`manager_name`), None when one has no name
+    entered: list[tuple[str, ...] | None] = field(default_factory=list)
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
 
@@ -239,6 +241,8 @@ class _Walk:
                     inner = _replace(inner, managers=(*inner.managers, name))
         if isinstance(node, ast.AsyncWith):
             self.suspend(context)
+            names = [manager_name(item.context_expr) for item in node.items]
+            self.entered.append(None if None in names else tuple(names))  # type: ignore[arg-type]
         self.body(node.body, inner)
 
     def _try(self, node: ast.Try, context: _Context) -> None:
@@ -332,11 +336,33 @@ def _summarised(
 
 
 def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
-    """The dotted names of the awaited calls, when they are all the body's suspensions."""
-    names = tuple(dotted(call.func) or "" for call, _ in walk.awaited)
-    if len(names) != len(walk.suspensions) or "" in names:
+    """The dotted names of the awaited calls and of the enter and exit methods of the managers
+    `async with` enters (`manager.__aenter__`), when they are all the body's suspensions."""
+    names = [dotted(call.func) or "" for call, _ in walk.awaited]
+    if len(names) + len(walk.entered) != len(walk.suspensions) or "" in names:
         return None
+    for managers in walk.entered:
+        if managers is None:
+            return None
+        names += [f"{manager}.{method}" for manager in managers for method in MANAGER_METHODS]
     return tuple(sorted(set(names)))
+
+
+# What `async with` awaits of the manager it enters
+MANAGER_METHODS = ("__aenter__", "__aexit__")
+
+# A manager written as a call (`async with Lock():`) is named with this suffix (`Lock()`): the
+# instance that call makes
+MADE_BY_CALL = "()"
+
+
+def manager_name(node: ast.expr) -> str | None:
+    """How an `async with` item names its manager: `self._lock` for a name or attribute that
+    holds it, `Lock()` for a call that makes it; None otherwise."""
+    if isinstance(node, ast.Call):
+        called = dotted(node.func)
+        return called + MADE_BY_CALL if called else None
+    return dotted(node)
 
 
 def _shielding(contexts: list[_Context]) -> tuple[bool, tuple[str, ...]]:
@@ -370,6 +396,7 @@ class _ModuleWalk:
     sites: list[CallSite] = field(default_factory=list)
     step_names: dict[str, bool] = field(default_factory=dict)
     queues: frozenset[tuple[str, str]] = frozenset()
+    interfaces: set[str] = field(default_factory=set)  # abstract base classes and protocols
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
@@ -383,6 +410,8 @@ class _ModuleWalk:
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
                 self.classes[qualname] = tuple(b for b in map(dotted, child.bases) if b)
+                if _is_interface(child):
+                    self.interfaces.add(qualname)
                 for name, annotated in _annotated_fields(child):
                     self.types[(qualname, name)] = annotated
                 self.walk(child, f"{qualname}.", qualname)
@@ -407,7 +436,7 @@ class _ModuleWalk:
             self.record_types(node, qualname, owner)
             return
         awaited: list[tuple[ast.Call, bool]] = []
-        if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node):
+        if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             never = _puts_on_unbounded(self.queues, qualname, owner or "") if self.queues else None
             self.functions[qualname], awaited = _summarised(
                 node, self.vocabulary, self.step_names, never
@@ -426,24 +455,60 @@ class _ModuleWalk:
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
+        returned = _property_class(node) if owner is not None else None
+        if returned is not None:
+            self.types.setdefault((owner, node.name), returned)  # type: ignore[arg-type]
 
 
-def _is_stub(function: ast.AsyncFunctionDef) -> bool:
-    """An abstract method or a protocol's stub (only a docstring, `...`, `pass`, or `raise
-    NotImplementedError`): it says nothing of what the code that runs does, so it is not
-    summarised (a call that resolves to it stays unknown)."""
+# Decorators that make a method an attribute holding what it returns
+PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+def _property_class(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The class a property's return annotation names (`def lock(self) -> AsyncLock`): what
+    the attribute holds."""
+    if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
+        return None
+    return _annotated_class(function.returns)
+
+
+def _is_stub(function: ast.AsyncFunctionDef, interface: bool = False) -> bool:
+    """An abstract method or a protocol's stub: it says nothing of what the code that runs
+    does, so it is not summarised (a call that resolves to it stays unknown). That is a method
+    marked abstract, a body that is only `...` or `raise NotImplementedError` (after any
+    docstring), or, in an abstract base class or a protocol (`interface`), an empty body (only a
+    docstring or `pass`). An empty method of any other class is code that runs: it does nothing
+    (a no-op `__aenter__`)."""
     if any(_final(decorator) == "abstractmethod" for decorator in function.decorator_list):
         return True
-    for statement in function.body:
-        if isinstance(statement, ast.Pass):
-            continue
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-            continue  # a docstring or `...`
-        raised = statement.exc if isinstance(statement, ast.Raise) else None
-        if raised is not None and _final(_called_or_named(raised)) == "NotImplementedError":
-            continue
+    kinds = [_stub_kind(statement) for statement in function.body]
+    if "code" in kinds:
         return False
-    return True
+    return "marker" in kinds or interface
+
+
+def _stub_kind(statement: ast.stmt) -> str:
+    """`filler` (a docstring, `pass`), `marker` (`...`, `raise NotImplementedError`) or
+    `code`."""
+    if isinstance(statement, ast.Pass):
+        return "filler"
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return "marker" if statement.value.value is Ellipsis else "filler"
+    raised = statement.exc if isinstance(statement, ast.Raise) else None
+    if raised is not None and _final(_called_or_named(raised)) == "NotImplementedError":
+        return "marker"
+    return "code"
+
+
+# Base classes and metaclasses that make a class an interface: its empty methods are stubs
+INTERFACE_BASES = frozenset({"ABC", "Protocol", "ABCMeta"})
+
+
+def _is_interface(cls: ast.ClassDef) -> bool:
+    """An abstract base class or a protocol (`ABC`, `Protocol[T]`, `metaclass=ABCMeta`)."""
+    named = [b.value if isinstance(b, ast.Subscript) else b for b in cls.bases]
+    named += [keyword.value for keyword in cls.keywords if keyword.arg == "metaclass"]
+    return any(_final(node) in INTERFACE_BASES for node in named)
 
 
 def _called_or_named(node: ast.expr) -> ast.expr:
@@ -958,10 +1023,11 @@ class ProjectIndex:
         shielded only when every context manager it relies on opens a shield scope."""
         found = self._function(module, caller, owner, call)
         if found is None:
-            receiver, _, method = call.rpartition(".")
-            if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
-                return NEVER_SUSPENDS
-            return None
+            return (
+                NEVER_SUSPENDS
+                if self._known_never_to_suspend(module, caller, owner, call)
+                else None
+            )
         home, summary = found
         if summary.suspends and self._never_suspends_at_all(home, summary):
             summary = replace(summary, suspends=False, shielded=False, cut_safe=True)
@@ -973,6 +1039,15 @@ class ProjectIndex:
             )
             summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
+
+    @staticmethod
+    def _known_never_to_suspend(module: ModuleSummary, caller: str, owner: str, call: str) -> bool:
+        """A call the project does not define that never suspends: a put on an unbounded
+        queue, a library manager's enter or exit that never suspends."""
+        receiver, _, method = call.rpartition(".")
+        if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
+            return True
+        return _library_never_suspends(module, call)
 
     def _never_suspends_at_all(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         known = self._never.get(id(summary))
@@ -1002,7 +1077,9 @@ class ProjectIndex:
         self, home: ModuleSummary, qualname: str, owner: str, call: str, depth: int
     ) -> bool:
         found = self._function(home, qualname, owner, call)
-        return found is not None and self._never_suspends(*found, depth + 1)
+        if found is None:
+            return _library_never_suspends(home, call)
+        return self._never_suspends(*found, depth + 1)
 
     def _function(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -1039,28 +1116,34 @@ class ProjectIndex:
     ) -> tuple[ModuleSummary, str] | None:
         """The class a receiver names: `self`/`cls`, `self.attr` or a local holding an instance
         made in the project, or a class named directly."""
+        if receiver.endswith(MADE_BY_CALL):  # the instance a call makes: a class called
+            return self._class(module, _nearest(module, caller, receiver[: -len(MADE_BY_CALL)]))
         parts = receiver.split(".")
         if parts[0] in ("self", "cls") and owner:
             if len(parts) == 1:
                 return module, owner
             made = module.types.get((owner, parts[1])) if len(parts) == 2 else None
-            return self._made(module, made) if made else None
+            return self._made(module, made, owner) if made else None
         if len(parts) == 1 and (caller, receiver) in module.types:
-            return self._made(module, module.types[(caller, receiver)])
-        return self._class(module, receiver)
+            return self._made(module, module.types[(caller, receiver)], caller)
+        return self._class(module, _nearest(module, caller, receiver))
 
-    def _made(self, module: ModuleSummary, made: str) -> tuple[ModuleSummary, str] | None:
-        """The class a recorded type names: a class, or an attribute of one (`Services::chats`,
-        the class its annotation or constructor gives)."""
+    def _made(
+        self, module: ModuleSummary, made: str, scope: str = ""
+    ) -> tuple[ModuleSummary, str] | None:
+        """The class a recorded type names, as written in `scope`: a class, or an attribute of
+        one (`Services::chats`, the class its annotation or constructor gives)."""
         if ATTRIBUTE_OF not in made:
-            return self._class(module, made)
+            return self._class(module, _nearest(module, scope, made))
         holder, _, attribute = made.partition(ATTRIBUTE_OF)
-        located = self._class(module, holder)
+        located = self._class(module, _nearest(module, scope, holder))
         if located is None:
             return None
         home, cls = located
         inner = home.types.get((cls, attribute))
-        return self._class(home, inner) if inner and ATTRIBUTE_OF not in inner else None
+        if not inner or ATTRIBUTE_OF in inner:
+            return None
+        return self._class(home, _nearest(home, cls, inner))
 
     def _target(self, target: str, depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
         """A dotted name: the longest prefix that is a module, then a function or a method in
@@ -1114,6 +1197,35 @@ class ProjectIndex:
                 qualname = ".".join(target[cut:])
                 return (other, qualname) if qualname in other.classes else None
         return None
+
+
+# Context managers of the standard library and its backports whose `__aenter__` and `__aexit__`
+# never suspend: entering a deadline only schedules a callback
+NEVER_SUSPENDING_MANAGERS = frozenset(
+    {"asyncio.timeout", "asyncio.timeout_at", "async_timeout.timeout", "async_timeout.timeout_at"}
+)
+
+
+def _library_never_suspends(module: ModuleSummary, call: str) -> bool:
+    """Is `call` the enter or exit of a library manager that never suspends, made by a call
+    (`asyncio.timeout(5).__aenter__`, also through `from asyncio import timeout`)?"""
+    receiver, _, method = call.rpartition(".")
+    if method not in MANAGER_METHODS or not receiver.endswith(MADE_BY_CALL):
+        return False
+    first, dot, rest = receiver.removesuffix(MADE_BY_CALL).partition(".")
+    return module.imports.get(first, first) + dot + rest in NEVER_SUSPENDING_MANAGERS
+
+
+def _nearest(module: ModuleSummary, scope: str, name: str) -> str:
+    """A class name as written in `scope` (a function or class qualname), qualified by the
+    innermost enclosing scope of the module that defines it (`run.<locals>.Lock`,
+    `Outer.Lock`); the name itself when none does."""
+    while scope:
+        for candidate in (f"{scope}.{name}", f"{scope}.<locals>.{name}"):
+            if candidate in module.classes:
+                return candidate
+        scope = scope.rpartition(".")[0]
+    return name
 
 
 def _in_scope(module: ModuleSummary, cls: str, name: str) -> str:

@@ -49,7 +49,7 @@ from gate.analysis.facts import (
     UnprotectedRelease,
     precedes,
 )
-from gate.analysis.summary import FunctionSummary
+from gate.analysis.summary import MADE_BY_CALL, MANAGER_METHODS, FunctionSummary
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort
 from gate.config import TeardownConfig
 from gate.model import Severity
@@ -83,6 +83,14 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
+
+
+def _manager_name(node: cst.BaseExpression) -> str | None:
+    """How an `async with` item names its manager, as the summaries do (`manager_name`)."""
+    if isinstance(node, cst.Call):
+        called = dotted_name(node.func)
+        return called + MADE_BY_CALL if called else None
+    return dotted_name(node)
 
 
 def final_name(node: cst.BaseExpression) -> str | None:
@@ -640,13 +648,26 @@ class _RegionWalker:
                 if enclosure is not None:
                     self.enclosures.append(enclosure)
                     added += 1
-        if statement.asynchronous is not None:
+        if statement.asynchronous is not None and not self.enters_without_suspending(statement):
             # The enter and the exit both suspend; the exit comes after the body, so the point
             # counts for every step that follows, and the shield scopes it opens do not cover it.
             self.new_point(statement, statement, self.enclosures[: len(self.enclosures) - added])
         self.walk_suite(statement.body)
         if added:
             del self.enclosures[-added:]
+
+    def enters_without_suspending(self, statement: cst.With) -> bool:
+        """Does the project say that neither the enter nor the exit of any manager of this
+        `async with` suspends (a no-op `__aenter__`, a deadline's)?"""
+        for item in statement.items:
+            name = _manager_name(item.item)
+            if name is None:
+                return False
+            for method in MANAGER_METHODS:
+                summary = self.callee(f"{name}.{method}")
+                if summary is None or summary.suspends:
+                    return False
+        return True
 
     def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar | cst.With) -> bool:
         """Does the `try` (or `with suppress(...)`) body await what the function cancels
