@@ -253,6 +253,11 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._conn.wait_closed()
             self.write_state()
+
+
+async def main(worker):
+    await worker.stop()
+    await worker.close()
 """
 
 
@@ -324,9 +329,13 @@ def test_teardown_method_nothing_calls_is_a_warning(in_tmp: Path, capsys) -> Non
     found = _findings(capsys, "--no-cache", ".")
     assert ("GATE100", 7, "warning") in found  # Browser.close: nothing in the project calls it
     assert ("GATE100", 13, "error") in found  # Shell.shutdown: serve() runs it
-    # a file named alone (pre-commit) leaves its callers unread: no tier from them
-    found = _findings(capsys, "--no-cache", "tools.py")
-    assert ("GATE100", 7, "error") in found
+    # a file named alone (pre-commit): no other project file mentions `close`, so the callers
+    # the file holds are all there are, as for the whole tree
+    assert _findings(capsys, "--no-cache", "tools.py") == found
+    # another file the run does not read mentions the name: its callers are not known
+    write(in_tmp / "app.py", "# the app calls close() on exit\n")
+    assert ("GATE100", 7, "warning") in _findings(capsys, "--no-cache", ".")
+    assert ("GATE100", 7, "error") in _findings(capsys, "--no-cache", "tools.py")
 
 
 SHIELDED_BY_CALLER = """\
@@ -361,6 +370,48 @@ def test_shielded_by_every_caller_needs_the_callers_read(in_tmp: Path, capsys) -
     assert _findings(capsys, "--no-cache", "pkg") == []
     named = _findings(capsys, "--no-cache", "pkg/logger.py")
     assert ("GATE100", 7, "error") in named  # its caller is not read: the finding stays
+
+
+# Judged on real code (redis-py's fixed execute_command): the helper's only caller, in the same
+# module, runs it under asyncio.shield, so the caller's cancel never reaches its finally.
+SHIELDED_IN_ITS_MODULE = """\
+import asyncio
+
+
+class Client:
+    async def _try_send(self, conn, command):
+        try:
+            return await conn.send_and_read(command)
+        except asyncio.CancelledError:
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await self.pool.release(conn)
+
+    async def execute(self, command):
+        conn = await self.pool.get_connection()
+        return await asyncio.shield(self._try_send(conn, command))
+"""
+
+
+def test_a_file_named_alone_knows_its_callers_when_no_other_file_names_them(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "client.py", SHIELDED_IN_ITS_MODULE)
+    write(in_tmp / "pkg" / "pipeline.py", "async def run(client):\n    await client.execute(1)\n")
+    # no other file of the project mentions `_try_send`: its callers are the ones in its
+    # module, as checking the whole tree finds
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    assert _findings(capsys, "--no-cache", "pkg/client.py") == []
+    # a file the run does not read names it: that may be a caller that does not shield it
+    write(
+        in_tmp / "pkg" / "retry.py",
+        "async def retried(client, conn):\n    return await client._try_send(conn, 1)\n",
+    )
+    assert ("GATE101", 12, "error") in _findings(capsys, "--no-cache", "pkg/client.py")
+    assert ("GATE101", 12, "error") in _findings(capsys, "--no-cache", "pkg")
 
 
 # Judged on real code (nanobot): a channel's cleanup awaited a chain of project methods whose

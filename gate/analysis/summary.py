@@ -13,7 +13,7 @@ import ast
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
@@ -455,9 +455,11 @@ class _ModuleWalk:
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
-        returned = _property_class(node) if owner is not None else None
+        if owner is None:
+            return
+        returned = _property_class(node)
         if returned is not None:
-            self.types.setdefault((owner, node.name), returned)  # type: ignore[arg-type]
+            self.types.setdefault((owner, node.name), returned)
 
 
 # Decorators that make a method an attribute holding what it returns
@@ -850,6 +852,15 @@ class ProjectSummaries:
 
     modules: tuple[ModuleSummary, ...] = ()
     callers_known: bool = True
+    sources: SourceSearch | None = None
+
+
+class SourceSearch(Protocol):
+    """The text of the project's Python files, for the few questions summaries cannot answer."""
+
+    def mentioning(self, name: str) -> list[tuple[str, str]] | None:
+        """(project-relative path, text) of every project source that mentions `name` as a
+        word; None when the project's sources cannot all be read."""
 
 
 class ProjectIndex:
@@ -860,10 +871,18 @@ class ProjectIndex:
     that suffix is unique.
     """
 
-    def __init__(self, modules: list[ModuleSummary], callers_known: bool = True) -> None:
+    def __init__(
+        self,
+        modules: list[ModuleSummary],
+        callers_known: bool = True,
+        sources: SourceSearch | None = None,
+    ) -> None:
         # whether the run sees the callers: false when it was given single files (pre-commit),
-        # whose callers live in files it does not read; caller facts then stay conservative
+        # whose callers live in files it does not read; caller facts then hold only for names
+        # that no other project source mentions (`sources`)
         self.callers_known = callers_known
+        self.sources = sources
+        self._complete: dict[str, bool] = {}  # by function name: callers_complete
         self.modules = {module.module: module for module in modules}
         suffixes: dict[str, set[str]] = {}
         for name in self.modules:
@@ -900,8 +919,25 @@ class ProjectIndex:
 
     def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
         if kind == "callers":
-            return self.callers_known and self.shielded_by_callers(module, qualname, frozenset())
-        return not self.callers_known or self.called(module, qualname)
+            return self.shielded_by_callers(module, qualname, frozenset())
+        return not self.callers_complete(qualname) or self.called(module, qualname)
+
+    def callers_complete(self, qualname: str) -> bool:
+        """Are all the places in the project that may run a function of this name in the
+        index? Yes when the run was given whole directories; for single files, when every
+        project source that mentions the name is a module the index read in full (a light
+        summary records no call sites)."""
+        name = qualname.rpartition(".")[2]
+        if self.callers_known:
+            return True
+        if name not in self._complete:
+            listed = self.sources.mentioning(name) if self.sources is not None else None
+            self._complete[name] = listed is not None and all(
+                (read := self.modules.get(module_name(path))) is not None
+                and bool(read.sites or read.functions)
+                for path, _ in listed
+            )
+        return self._complete[name]
 
     def shielded_by_callers(
         self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
@@ -917,6 +953,8 @@ class ProjectIndex:
         # no shielded call of that name anywhere: nothing to resolve
         shielded_name = qualname.rpartition(".")[2] in self._shielded_names()
         if target is None or key in visiting or len(visiting) > 3 or not shielded_name:
+            return False
+        if not self.callers_complete(qualname):
             return False
         runs = self._runners(module, qualname, target)
         inner = visiting | {key}
@@ -1040,8 +1078,9 @@ class ProjectIndex:
             summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
 
-    @staticmethod
-    def _known_never_to_suspend(module: ModuleSummary, caller: str, owner: str, call: str) -> bool:
+    def _known_never_to_suspend(
+        self, module: ModuleSummary, caller: str, owner: str, call: str
+    ) -> bool:
         """A call the project does not define that never suspends: a put on an unbounded
         queue, a library manager's enter or exit that never suspends."""
         receiver, _, method = call.rpartition(".")
@@ -1119,14 +1158,29 @@ class ProjectIndex:
         if receiver.endswith(MADE_BY_CALL):  # the instance a call makes: a class called
             return self._class(module, _nearest(module, caller, receiver[: -len(MADE_BY_CALL)]))
         parts = receiver.split(".")
+        if parts[0] in ("self", "cls") and owner and len(parts) == 1:
+            return module, owner
+        held = self._held(module, caller, owner, receiver)
+        if held is not None:
+            return self._made(*held)
         if parts[0] in ("self", "cls") and owner:
-            if len(parts) == 1:
-                return module, owner
-            made = module.types.get((owner, parts[1])) if len(parts) == 2 else None
-            return self._made(module, made, owner) if made else None
-        if len(parts) == 1 and (caller, receiver) in module.types:
-            return self._made(module, module.types[(caller, receiver)], caller)
+            return None
         return self._class(module, _nearest(module, caller, receiver))
+
+    def _held(
+        self, module: ModuleSummary, caller: str, owner: str, receiver: str
+    ) -> tuple[ModuleSummary, str, str] | None:
+        """What the project records a receiver holds (`self.attr`, a local): the module it is
+        recorded in, the type as written there, and the scope it is written in."""
+        parts = receiver.split(".")
+        if parts[0] in ("self", "cls") and owner:
+            if len(parts) != 2:
+                return None
+            made = module.types.get((owner, parts[1]))
+            return (module, made, owner) if made else None
+        if len(parts) == 1 and (caller, receiver) in module.types:
+            return module, module.types[(caller, receiver)], caller
+        return None
 
     def _made(
         self, module: ModuleSummary, made: str, scope: str = ""
