@@ -636,3 +636,62 @@ def test_an_async_with_whose_enter_and_exit_never_suspend_is_no_interrupt(
     # helper short; a concrete class's empty method never suspends
     assert (("GATE101", 34, "error") in found) == (semaphore == "AsyncSemaphore")
     assert _findings(capsys, "--no-cache", "pkg") == found
+
+
+# Judged on real code (fastmcp's fixed lifespan manager, on anyio): a mixin's method, its `self`
+# annotated with the server class, takes the server's asyncio.Lock in a finally; no holder keeps
+# it across an await, so taking it never suspends and a cancelled scope cannot interrupt it.
+SERVER = """\
+import asyncio
+
+from pkg.mixin import LifespanMixin
+
+
+class Server(LifespanMixin):
+    def __init__(self):
+        self._lifespan_lock: asyncio.Lock = asyncio.Lock()
+        self._ref_count = 0
+"""
+
+MIXIN = """\
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+
+if TYPE_CHECKING:
+    from pkg.server import Server
+
+
+class LifespanMixin:
+    async def lifespan(self: Server, stack):
+        async with self._lifespan_lock:
+            self._ref_count += 1
+        try:
+            yield
+        finally:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await stack.aclose()
+            finally:
+                async with self._lifespan_lock:
+                    self._ref_count -= 1
+"""
+
+
+def test_an_asyncio_lock_no_holder_keeps_across_an_await_never_blocks(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "server.py", SERVER)
+    write(in_tmp / "pkg" / "mixin.py", MIXIN)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    assert _findings(capsys, "--no-cache", "pkg/mixin.py") == []
+    # a holder elsewhere in the project awaits while it holds the lock: taking it may wait
+    write(
+        in_tmp / "pkg" / "reload.py",
+        "async def reload(server):\n    async with server._lifespan_lock:\n"
+        "        await server.restart()\n",
+    )
+    assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg/mixin.py")
+    assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg")

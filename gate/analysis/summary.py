@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
+from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
 from gate.astwalk import child_nodes, child_statements, node_fields
 
@@ -460,6 +461,9 @@ class _ModuleWalk:
         returned = _property_class(node)
         if returned is not None:
             self.types.setdefault((owner, node.name), returned)
+        host = _self_annotation(node)
+        if host is not None:
+            self.types[(qualname, "self")] = host
 
 
 # Decorators that make a method an attribute holding what it returns
@@ -472,6 +476,14 @@ def _property_class(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | N
     if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
         return None
     return _annotated_class(function.returns)
+
+
+def _self_annotation(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The class a method's `self` is annotated with (a mixin's `self: Server`)."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    if not arguments or arguments[0].arg != "self":
+        return None
+    return _annotated_class(arguments[0].annotation)
 
 
 def _is_stub(function: ast.AsyncFunctionDef, interface: bool = False) -> bool:
@@ -883,6 +895,7 @@ class ProjectIndex:
         self.callers_known = callers_known
         self.sources = sources
         self._complete: dict[str, bool] = {}  # by function name: callers_complete
+        self._free_locks: dict[str, bool] = {}  # by attribute name: _never_blocks
         self.modules = {module.module: module for module in modules}
         suffixes: dict[str, set[str]] = {}
         for name in self.modules:
@@ -1082,11 +1095,33 @@ class ProjectIndex:
         self, module: ModuleSummary, caller: str, owner: str, call: str
     ) -> bool:
         """A call the project does not define that never suspends: a put on an unbounded
-        queue, a library manager's enter or exit that never suspends."""
+        queue, a library manager's enter or exit that never suspends, the enter or exit of a
+        lock that never blocks."""
         receiver, _, method = call.rpartition(".")
         if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
             return True
+        if method in MANAGER_METHODS and self._never_blocks(module, caller, owner, receiver):
+            return True
         return _library_never_suspends(module, call)
+
+    def _never_blocks(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
+        """Is the receiver (`self._lock`) an attribute holding an `asyncio.Lock` that no
+        holder anywhere in the project's sources keeps across a suspension?"""
+        held = self._held(module, caller, owner, receiver) if "." in receiver else None
+        if held is None or self.sources is None:
+            return False
+        home, made, _ = held
+        first, dot, rest = made.partition(".")
+        if home.imports.get(first, first) + dot + rest not in NEVER_BLOCKING_WHEN_FREE:
+            return False
+        attribute = receiver.rpartition(".")[2]
+        if attribute not in self._free_locks:
+            listed = self.sources.mentioning(attribute)
+            self._free_locks[attribute] = bool(listed) and all(
+                never_held_across_suspension(text, attribute)
+                for _, text in listed  # type: ignore[union-attr]
+            )
+        return self._free_locks[attribute]
 
     def _never_suspends_at_all(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         known = self._never.get(id(summary))
@@ -1171,13 +1206,23 @@ class ProjectIndex:
         self, module: ModuleSummary, caller: str, owner: str, receiver: str
     ) -> tuple[ModuleSummary, str, str] | None:
         """What the project records a receiver holds (`self.attr`, a local): the module it is
-        recorded in, the type as written there, and the scope it is written in."""
+        recorded in, the type as written there, and the scope it is written in. A method whose
+        `self` is annotated with another class (a mixin's `self: Server`) reads that class's
+        attributes when its own class has none of that name."""
         parts = receiver.split(".")
         if parts[0] in ("self", "cls") and owner:
             if len(parts) != 2:
                 return None
             made = module.types.get((owner, parts[1]))
-            return (module, made, owner) if made else None
+            if made:
+                return module, made, owner
+            host = module.types.get((caller, "self"))
+            located = self._class(module, _nearest(module, caller, host)) if host else None
+            if located is None:
+                return None
+            home, cls = located
+            made = home.types.get((cls, parts[1]))
+            return (home, made, cls) if made else None
         if len(parts) == 1 and (caller, receiver) in module.types:
             return module, module.types[(caller, receiver)], caller
         return None
