@@ -9,7 +9,6 @@ process, and a project too large to read answers "cannot say".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +18,21 @@ from gate.discovery import SourceFile, UsageError, discover
 # Beyond these, a search says nothing rather than read a whole checkout of unrelated code
 MAX_FILES = 20_000
 MAX_BYTES = 128 * 1024 * 1024
+
+
+def has_word(text: str, name: str) -> bool:
+    """Does `name` appear in the text as a word (not inside a longer name)? A plain search
+    for the name, then a look at its neighbours: several times quicker than a regex with
+    lookarounds on big files."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            return True
+        at = text.find(name, at + 1)
+    return False
 
 
 class ProjectSources:
@@ -43,8 +57,7 @@ class ProjectSources:
             if texts is None:
                 self._found[name] = None
             else:
-                word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-                self._found[name] = [(path, text) for path, text in texts if word.search(text)]
+                self._found[name] = [(path, text) for path, text in texts if has_word(text, name)]
         return self._found[name]
 
     def _read(self) -> list[tuple[str, str]] | None:
