@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate.analysis.summary import ModuleSummary, ProjectIndex
+from gate.analysis.summary import ModuleSummary, ProjectIndex, SourceSearch
 from gate.cache import ResultCache, signature
 from gate.config import GateConfig
 from gate.discovery import SourceFile
@@ -164,13 +164,15 @@ def file_results(
     options: RunOptions,
     teardown: bool = True,
     callers_known: bool = True,
+    sources: SourceSearch | None = None,
 ) -> tuple[list[FileResult], list[ModuleSummary]]:
     """The result of every file, in order. The first stage comes from the cache (in `root`)
     where the bytes are unchanged; then, when `teardown`, the teardown stage runs on the files
     that need it against the summaries of every file, reusing a cached analysis while the
     summaries it consulted are unchanged. `callers_known`: the files are whole directories, so
-    the callers of their functions are among them (not so for single files named). Also
-    returns the summaries of the project modules the files import that the run read."""
+    the callers of their functions are among them (not so for single files named); `sources`
+    searches the project's files for what summaries cannot say. Also returns the summaries of
+    the project modules the files import that the run read."""
     cache = ResultCache(root, settings, enabled=options.cache)
     progress = iter(range(1, len(files) + 1))
 
@@ -183,7 +185,9 @@ def file_results(
     if teardown:
         imported = _imported_summaries(files, results, root, settings, options, cache)
         index = ProjectIndex(
-            [r.summary for r in results if r.summary is not None] + imported, callers_known
+            [r.summary for r in results if r.summary is not None] + imported,
+            callers_known,
+            sources,
         )
         _teardown_stages(files, results, keys, settings, options, cache, index)
     cache.save()

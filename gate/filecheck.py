@@ -40,6 +40,7 @@ from gate.complexity.measure import FunctionComplexity, measure
 from gate.config import GateConfig, TeardownConfig
 from gate.discovery import SourceFile, matches
 from gate.model import Finding
+from gate.project_sources import ProjectSources
 from gate.source import decode, source_lines, suppressions
 
 Consulted = tuple[tuple[LookupKey, Lookup], ...]
@@ -125,7 +126,8 @@ def check_file(
     result = first_stage(source, settings, prefilter, data)
     if teardown and result.needs_teardown:
         if index is None:
-            index = ProjectIndex([result.summary] if result.summary is not None else [])
+            alone = [result.summary] if result.summary is not None else []
+            index = ProjectIndex(alone, sources=ProjectSources(None, settings, [source]))
         result.teardown, result.consulted = teardown_stage(
             source, settings, index, prefilter, result.prepared
         )

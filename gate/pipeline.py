@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.summary import ModuleSummary, ProjectSummaries
+from gate.analysis.summary import ModuleSummary, ProjectSummaries, SourceSearch
 from gate.checks import rules_of
 from gate.complexity.facts import RatchetFacts
 from gate.complexity.measure import FunctionComplexity
@@ -32,6 +32,7 @@ from gate.findings_baseline import (
     split,
 )
 from gate.model import Family, Finding
+from gate.project_sources import ProjectSources
 from gate.ruff import RuffRun
 from gate.ruff import version as ruff_version
 from gate.rule import Rule
@@ -69,9 +70,11 @@ class _FileStage:
     summaries: list[ModuleSummary] = field(default_factory=list)
     imported: list[ModuleSummary] = field(default_factory=list)
     callers_known: bool = True
+    sources: SourceSearch | None = None
 
     def project(self) -> ProjectSummaries:
-        return ProjectSummaries(tuple(self.summaries + self.imported), self.callers_known)
+        modules = tuple(self.summaries + self.imported)
+        return ProjectSummaries(modules, self.callers_known, self.sources)
 
 
 def _discover(paths: Sequence[Path], loaded: LoadedConfig) -> Discovered:
@@ -93,11 +96,13 @@ def _file_stage(
 ) -> _FileStage:
     stage = _FileStage(excluded=discovered.excluded)
     files = discovered.files
+    sources = ProjectSources(loaded.root, loaded.settings, files) if teardown else None
     results, imported = file_results(
-        files, loaded.root, loaded.settings, options, teardown, callers_known
+        files, loaded.root, loaded.settings, options, teardown, callers_known, sources
     )
     stage.imported = imported
     stage.callers_known = callers_known
+    stage.sources = sources
     for source, result in zip(files, results, strict=True):
         stage.findings.extend(result.all_findings)
         stage.noqa[source.relative] = result.noqa

@@ -4,13 +4,67 @@ import contextlib
 import shutil
 
 
-class BareShield:
+class BareShieldEndsTheRegion:
+    # The shielded cleanup runs on in its own task, which the caller's cancel does not reach, and
+    # nothing after the await is left to skip (asyncpg's Pool.release, redis-py's Pipeline.reset).
     async def run(self):
         try:
             await self.evaluate()
         finally:
-            # ruleid: unguarded-cleanup-await
+            # ok: unguarded-cleanup-await
             await asyncio.shield(self.sandbox.cleanup())
+
+    async def release(self, connection):
+        # ok: unguarded-cleanup-await
+        return await asyncio.shield(self._release_impl(connection))
+
+    async def reset(self):
+        try:
+            await self.connection.send_command("UNWATCH")
+        except asyncio.CancelledError:
+            # ok: unguarded-cleanup-await
+            await asyncio.shield(self.connection.disconnect())
+            raise
+        finally:
+            self.watching = False
+            if self.connection:
+                connection, self.connection = self.connection, None
+                # ok: unguarded-cleanup-await
+                await asyncio.shield(self.pool.release(connection))
+
+
+class BareShieldWithMoreAfterIt:
+    # The outer await still raises at once: what follows in the region is skipped while the
+    # shielded work runs on.
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                # ruleid: unguarded-cleanup-await
+                await asyncio.shield(self.sandbox.cleanup())
+            except BaseException as error:
+                interrupt = interrupt or error
+            self.finished = True
+            if interrupt is not None:
+                raise interrupt
+
+    async def close_all(self, sandboxes):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            for sandbox in sandboxes:
+                try:
+                    # the next sandbox's cleanup is skipped too
+                    # ruleid: skippable-teardown-step
+                    # ruleid: unguarded-cleanup-await
+                    await asyncio.shield(sandbox.cleanup())
+                except BaseException as error:
+                    interrupt = interrupt or error
+            if interrupt is not None:
+                raise interrupt
 
 
 class OnlyStep:

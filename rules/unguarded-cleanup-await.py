@@ -4,13 +4,55 @@ import contextlib
 import shutil
 
 
-class BareShield:
+class BareShieldEndsTheRegion:
+    # The shielded cleanup runs on in its own task, which the caller's cancel does not reach, and
+    # nothing after the await is left to skip (asyncpg's Pool.release, redis-py's Pipeline.reset).
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            # ok: unguarded-cleanup-await
+            await asyncio.shield(self.sandbox.cleanup())
+
+    async def release(self, connection):
+        # ok: unguarded-cleanup-await
+        return await asyncio.shield(self._release_impl(connection))
+
+    async def reset(self):
+        try:
+            await self.connection.send_command("UNWATCH")
+        except asyncio.CancelledError:
+            # ok: unguarded-cleanup-await
+            await asyncio.shield(self.connection.disconnect())
+            raise
+        finally:
+            self.watching = False
+            if self.connection:
+                connection, self.connection = self.connection, None
+                # ok: unguarded-cleanup-await
+                await asyncio.shield(self.pool.release(connection))
+
+
+class BareShieldWithMoreAfterIt:
+    # The outer await still raises at once: what follows in the region is skipped while the
+    # shielded work runs on.
     async def run(self):
         try:
             await self.evaluate()
         finally:
             # ruleid: unguarded-cleanup-await
             await asyncio.shield(self.sandbox.cleanup())
+            self.finished = True
+
+    async def close_all(self, sandboxes):
+        try:
+            await self.evaluate()
+        finally:
+            for sandbox in sandboxes:
+                # the next sandbox's cleanup is skipped too
+                # ruleid: skippable-teardown-step
+                # ruleid: unguarded-cleanup-await
+                await asyncio.shield(sandbox.cleanup())
 
 
 class OnlyStep:

@@ -1,4 +1,6 @@
 # Annotated examples for GATE104 unshielded-teardown-await (trio and anyio).
+import asyncio
+
 import anyio
 import trio
 
@@ -192,3 +194,39 @@ async def reap(children):
         with anyio.CancelScope(shield=True):
             for child_process in children:
                 await child_process.aclose()
+
+
+class LifespanServer:
+    # An asyncio.Lock that no holder keeps across an await is always free when a task takes it:
+    # taking it never suspends, so a cancelled scope cannot interrupt it (fastmcp's lifespan
+    # lock, on anyio). trio's and anyio's own locks checkpoint even when free.
+    def __init__(self):
+        self._ref_lock = asyncio.Lock()
+        self._flush_lock = asyncio.Lock()
+
+    async def enter(self):
+        async with self._ref_lock:
+            self._ref_count += 1
+
+    async def leave(self, stack):
+        try:
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
+        finally:
+            # ok: unshielded-teardown-await
+            async with self._ref_lock:
+                self._ref_count -= 1
+
+    async def flush(self):
+        async with self._flush_lock:
+            await self.write_buffers()
+
+    async def leave_flushed(self, stack):
+        try:
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
+        finally:
+            # flush() keeps this lock across an await: taking it can wait, and be interrupted
+            # ruleid: unshielded-teardown-await
+            async with self._flush_lock:
+                self._ref_count -= 1

@@ -253,6 +253,11 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._conn.wait_closed()
             self.write_state()
+
+
+async def main(worker):
+    await worker.stop()
+    await worker.close()
 """
 
 
@@ -324,9 +329,13 @@ def test_teardown_method_nothing_calls_is_a_warning(in_tmp: Path, capsys) -> Non
     found = _findings(capsys, "--no-cache", ".")
     assert ("GATE100", 7, "warning") in found  # Browser.close: nothing in the project calls it
     assert ("GATE100", 13, "error") in found  # Shell.shutdown: serve() runs it
-    # a file named alone (pre-commit) leaves its callers unread: no tier from them
-    found = _findings(capsys, "--no-cache", "tools.py")
-    assert ("GATE100", 7, "error") in found
+    # a file named alone (pre-commit): no other project file mentions `close`, so the callers
+    # the file holds are all there are, as for the whole tree
+    assert _findings(capsys, "--no-cache", "tools.py") == found
+    # another file the run does not read mentions the name: its callers are not known
+    write(in_tmp / "app.py", "# the app calls close() on exit\n")
+    assert ("GATE100", 7, "warning") in _findings(capsys, "--no-cache", ".")
+    assert ("GATE100", 7, "error") in _findings(capsys, "--no-cache", "tools.py")
 
 
 SHIELDED_BY_CALLER = """\
@@ -361,6 +370,48 @@ def test_shielded_by_every_caller_needs_the_callers_read(in_tmp: Path, capsys) -
     assert _findings(capsys, "--no-cache", "pkg") == []
     named = _findings(capsys, "--no-cache", "pkg/logger.py")
     assert ("GATE100", 7, "error") in named  # its caller is not read: the finding stays
+
+
+# Judged on real code (redis-py's fixed execute_command): the helper's only caller, in the same
+# module, runs it under asyncio.shield, so the caller's cancel never reaches its finally.
+SHIELDED_IN_ITS_MODULE = """\
+import asyncio
+
+
+class Client:
+    async def _try_send(self, conn, command):
+        try:
+            return await conn.send_and_read(command)
+        except asyncio.CancelledError:
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await self.pool.release(conn)
+
+    async def execute(self, command):
+        conn = await self.pool.get_connection()
+        return await asyncio.shield(self._try_send(conn, command))
+"""
+
+
+def test_a_file_named_alone_knows_its_callers_when_no_other_file_names_them(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "client.py", SHIELDED_IN_ITS_MODULE)
+    write(in_tmp / "pkg" / "pipeline.py", "async def run(client):\n    await client.execute(1)\n")
+    # no other file of the project mentions `_try_send`: its callers are the ones in its
+    # module, as checking the whole tree finds
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    assert _findings(capsys, "--no-cache", "pkg/client.py") == []
+    # a file the run does not read names it: that may be a caller that does not shield it
+    write(
+        in_tmp / "pkg" / "retry.py",
+        "async def retried(client, conn):\n    return await client._try_send(conn, 1)\n",
+    )
+    assert ("GATE101", 12, "error") in _findings(capsys, "--no-cache", "pkg/client.py")
+    assert ("GATE101", 12, "error") in _findings(capsys, "--no-cache", "pkg")
 
 
 # Judged on real code (nanobot): a channel's cleanup awaited a chain of project methods whose
@@ -712,3 +763,145 @@ def test_what_only_a_main_task_that_routes_its_signals_awaits_is_uncancelled(
     # checking the file alone: run() is local to main(), its only runner is in the file
     lines = {(f["line"], f["severity"]) for f in json.loads(out)["findings"]}
     assert (23, "warning") in lines
+
+
+THREAD_LOCK = """\
+class ThreadLock:
+    \"\"\"Thread safety for sync code, a no-op under `async with`.\"\"\"
+
+    def __enter__(self):
+        self.lock.acquire()
+
+    def __exit__(self, *exc_info):
+        self.lock.release()
+
+    async def __aenter__(self):
+        pass
+
+    async def __aexit__(self, *exc_info):
+        pass
+"""
+
+POOL = """\
+import abc
+
+from pkg.lock import ThreadLock
+
+
+class AsyncSemaphore(abc.ABC):
+    async def release(self):
+        pass
+
+
+class NullSemaphore:
+    async def release(self):
+        return
+
+
+class Pool:
+    def __init__(self, semaphore: SEMAPHORE):
+        self._thread_lock = ThreadLock()
+        self._semaphore = semaphore
+
+    @property
+    def _connection_semaphore(self) -> SEMAPHORE:
+        return self._semaphore
+
+    async def _remove_from_pool(self, connection):
+        async with self._thread_lock:
+            self._connections.remove(connection)
+            await self._connection_semaphore.release()
+
+    async def request(self, connection):
+        try:
+            return await connection.send()
+        except BaseException:
+            await self._remove_from_pool(connection)
+            raise
+
+    async def drop(self, connection):
+        try:
+            return await connection.send()
+        except BaseException:
+            async with self._thread_lock:
+                self._connections.remove(connection)
+            raise
+"""
+
+
+@pytest.mark.parametrize("semaphore", ["AsyncSemaphore", "NullSemaphore"])
+def test_an_async_with_whose_enter_and_exit_never_suspend_is_no_interrupt(
+    in_tmp: Path, capsys, semaphore: str
+) -> None:
+    # judged on real code (httpcore's ThreadLock, a no-op under `async with`): entering it
+    # cannot be interrupted, in the project's other modules too
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "lock.py", THREAD_LOCK)
+    write(in_tmp / "pkg" / "pool.py", POOL.replace("SEMAPHORE", semaphore))
+    found = _findings(capsys, "--no-cache", "pkg/pool.py")
+    # the lock is no interrupt point: nothing in the helper or in drop() is skipped
+    assert [f for f in found if f[0] == "GATE100" or f[1] > 34] == []
+    # what the property's annotation names decides the semaphore's release(): an abstract base
+    # class's empty method says nothing of the one that runs, which may suspend and cut the
+    # helper short; a concrete class's empty method never suspends
+    assert (("GATE101", 34, "error") in found) == (semaphore == "AsyncSemaphore")
+    assert _findings(capsys, "--no-cache", "pkg") == found
+
+
+# Judged on real code (fastmcp's fixed lifespan manager, on anyio): a mixin's method, its `self`
+# annotated with the server class, takes the server's asyncio.Lock in a finally; no holder keeps
+# it across an await, so taking it never suspends and a cancelled scope cannot interrupt it.
+SERVER = """\
+import asyncio
+
+from pkg.mixin import LifespanMixin
+
+
+class Server(LifespanMixin):
+    def __init__(self):
+        self._lifespan_lock: asyncio.Lock = asyncio.Lock()
+        self._ref_count = 0
+"""
+
+MIXIN = """\
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+
+if TYPE_CHECKING:
+    from pkg.server import Server
+
+
+class LifespanMixin:
+    async def lifespan(self: Server, stack):
+        async with self._lifespan_lock:
+            self._ref_count += 1
+        try:
+            yield
+        finally:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await stack.aclose()
+            finally:
+                async with self._lifespan_lock:
+                    self._ref_count -= 1
+"""
+
+
+def test_an_asyncio_lock_no_holder_keeps_across_an_await_never_blocks(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "server.py", SERVER)
+    write(in_tmp / "pkg" / "mixin.py", MIXIN)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    assert _findings(capsys, "--no-cache", "pkg/mixin.py") == []
+    # a holder elsewhere in the project awaits while it holds the lock: taking it may wait
+    write(
+        in_tmp / "pkg" / "reload.py",
+        "async def reload(server):\n    async with server._lifespan_lock:\n"
+        "        await server.restart()\n",
+    )
+    assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg/mixin.py")
+    assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg")

@@ -174,6 +174,9 @@ class CriticalStep:
     text: str
     points: tuple[InterruptPoint, ...] = ()
     uses_asyncio_shield: bool = False
+    # nothing the region runs after this statement can be skipped by an exception raised in
+    # it: the region's last statement, or followed only by what that exception runs anyway
+    ends_region: bool = False
 
     @property
     def only_by_contract(self) -> bool:

@@ -13,10 +13,11 @@ import ast
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.facts import Consequence
+from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
 from gate.astwalk import child_nodes, child_statements, node_fields
 
@@ -175,6 +176,8 @@ class _Walk:
     exposed_earlier: bool = False
     awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
     own_steps: list[tuple[str, bool]] = field(default_factory=list)
+    # per `async with`, the managers it enters (`manager_name`), None when one has no name
+    entered: list[tuple[str, ...] | None] = field(default_factory=list)
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
 
@@ -267,6 +270,8 @@ class _Walk:
                     inner = _replace(inner, managers=(*inner.managers, name))
         if isinstance(node, ast.AsyncWith):
             self.suspend(context)
+            names = [manager_name(item.context_expr) for item in node.items]
+            self.entered.append(None if None in names else tuple(names))  # type: ignore[arg-type]
         self.body(node.body, inner)
 
     def _try(self, node: ast.Try, context: _Context) -> None:
@@ -363,11 +368,33 @@ def _summarised(
 
 
 def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
-    """The dotted names of the awaited calls, when they are all the body's suspensions."""
-    names = tuple(dotted(call.func) or "" for call, _ in walk.awaited)
-    if len(names) != len(walk.suspensions) or "" in names:
+    """The dotted names of the awaited calls and of the enter and exit methods of the managers
+    `async with` enters (`manager.__aenter__`), when they are all the body's suspensions."""
+    names = [dotted(call.func) or "" for call, _ in walk.awaited]
+    if len(names) + len(walk.entered) != len(walk.suspensions) or "" in names:
         return None
+    for managers in walk.entered:
+        if managers is None:
+            return None
+        names += [f"{manager}.{method}" for manager in managers for method in MANAGER_METHODS]
     return tuple(sorted(set(names)))
+
+
+# What `async with` awaits of the manager it enters
+MANAGER_METHODS = ("__aenter__", "__aexit__")
+
+# A manager written as a call (`async with Lock():`) is named with this suffix (`Lock()`): the
+# instance that call makes
+MADE_BY_CALL = "()"
+
+
+def manager_name(node: ast.expr) -> str | None:
+    """How an `async with` item names its manager: `self._lock` for a name or attribute that
+    holds it, `Lock()` for a call that makes it; None otherwise."""
+    if isinstance(node, ast.Call):
+        called = dotted(node.func)
+        return called + MADE_BY_CALL if called else None
+    return dotted(node)
 
 
 def _shielding(contexts: list[_Context]) -> tuple[bool, tuple[str, ...]]:
@@ -404,6 +431,7 @@ class _ModuleWalk:
     marked: frozenset[int] = frozenset()  # lines with a `# gate: critical` comment
     # `add_signal_handler` and the names of the module's functions that call it
     signal_routers: frozenset[str] = frozenset()
+    interfaces: set[str] = field(default_factory=set)  # abstract base classes and protocols
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
@@ -417,6 +445,8 @@ class _ModuleWalk:
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
                 self.classes[qualname] = tuple(b for b in map(dotted, child.bases) if b)
+                if _is_interface(child):
+                    self.interfaces.add(qualname)
                 for name, annotated in _annotated_fields(child):
                     self.types[(qualname, name)] = annotated
                 self.walk(child, f"{qualname}.", qualname)
@@ -441,7 +471,7 @@ class _ModuleWalk:
             self.record_types(node, qualname, owner)
             return
         awaited: list[tuple[ast.Call, bool]] = []
-        if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node):
+        if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
         self.sites += call_sites(node, awaited, qualname, owner or "")
         if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
@@ -467,24 +497,73 @@ class _ModuleWalk:
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
+        if owner is None:
+            return
+        returned = _property_class(node)
+        if returned is not None:
+            self.types.setdefault((owner, node.name), returned)
+        host = _self_annotation(node)
+        if host is not None:
+            self.types[(qualname, "self")] = host
 
 
-def _is_stub(function: ast.AsyncFunctionDef) -> bool:
-    """An abstract method or a protocol's stub (only a docstring, `...`, `pass`, or `raise
-    NotImplementedError`): it says nothing of what the code that runs does, so it is not
-    summarised (a call that resolves to it stays unknown)."""
+# Decorators that make a method an attribute holding what it returns
+PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+def _property_class(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The class a property's return annotation names (`def lock(self) -> AsyncLock`): what
+    the attribute holds."""
+    if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
+        return None
+    return _annotated_class(function.returns)
+
+
+def _self_annotation(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The class a method's `self` is annotated with (a mixin's `self: Server`)."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    if not arguments or arguments[0].arg != "self":
+        return None
+    return _annotated_class(arguments[0].annotation)
+
+
+def _is_stub(function: ast.AsyncFunctionDef, interface: bool = False) -> bool:
+    """An abstract method or a protocol's stub: it says nothing of what the code that runs
+    does, so it is not summarised (a call that resolves to it stays unknown). That is a method
+    marked abstract, a body that is only `...` or `raise NotImplementedError` (after any
+    docstring), or, in an abstract base class or a protocol (`interface`), an empty body (only a
+    docstring or `pass`). An empty method of any other class is code that runs: it does nothing
+    (a no-op `__aenter__`)."""
     if any(_final(decorator) == "abstractmethod" for decorator in function.decorator_list):
         return True
-    for statement in function.body:
-        if isinstance(statement, ast.Pass):
-            continue
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-            continue  # a docstring or `...`
-        raised = statement.exc if isinstance(statement, ast.Raise) else None
-        if raised is not None and _final(_called_or_named(raised)) == "NotImplementedError":
-            continue
+    kinds = [_stub_kind(statement) for statement in function.body]
+    if "code" in kinds:
         return False
-    return True
+    return "marker" in kinds or interface
+
+
+def _stub_kind(statement: ast.stmt) -> str:
+    """`filler` (a docstring, `pass`), `marker` (`...`, `raise NotImplementedError`) or
+    `code`."""
+    if isinstance(statement, ast.Pass):
+        return "filler"
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return "marker" if statement.value.value is Ellipsis else "filler"
+    raised = statement.exc if isinstance(statement, ast.Raise) else None
+    if raised is not None and _final(_called_or_named(raised)) == "NotImplementedError":
+        return "marker"
+    return "code"
+
+
+# Base classes and metaclasses that make a class an interface: its empty methods are stubs
+INTERFACE_BASES = frozenset({"ABC", "Protocol", "ABCMeta"})
+
+
+def _is_interface(cls: ast.ClassDef) -> bool:
+    """An abstract base class or a protocol (`ABC`, `Protocol[T]`, `metaclass=ABCMeta`)."""
+    named = [b.value if isinstance(b, ast.Subscript) else b for b in cls.bases]
+    named += [keyword.value for keyword in cls.keywords if keyword.arg == "metaclass"]
+    return any(_final(node) in INTERFACE_BASES for node in named)
 
 
 def _called_or_named(node: ast.expr) -> ast.expr:
@@ -896,6 +975,15 @@ class ProjectSummaries:
 
     modules: tuple[ModuleSummary, ...] = ()
     callers_known: bool = True
+    sources: SourceSearch | None = None
+
+
+class SourceSearch(Protocol):
+    """The text of the project's Python files, for the few questions summaries cannot answer."""
+
+    def mentioning(self, name: str) -> list[tuple[str, str]] | None:
+        """(project-relative path, text) of every project source that mentions `name` as a
+        word; None when the project's sources cannot all be read."""
 
 
 class ProjectIndex:
@@ -906,10 +994,19 @@ class ProjectIndex:
     that suffix is unique.
     """
 
-    def __init__(self, modules: list[ModuleSummary], callers_known: bool = True) -> None:
+    def __init__(
+        self,
+        modules: list[ModuleSummary],
+        callers_known: bool = True,
+        sources: SourceSearch | None = None,
+    ) -> None:
         # whether the run sees the callers: false when it was given single files (pre-commit),
-        # whose callers live in files it does not read; caller facts then stay conservative
+        # whose callers live in files it does not read; caller facts then hold only for names
+        # that no other project source mentions (`sources`)
         self.callers_known = callers_known
+        self.sources = sources
+        self._complete: dict[str, bool] = {}  # by function name: callers_complete
+        self._free_locks: dict[str, bool] = {}  # by attribute name: _never_blocks
         self.modules = {module.module: module for module in modules}
         suffixes: dict[str, set[str]] = {}
         for name in self.modules:
@@ -949,12 +1046,29 @@ class ProjectIndex:
 
     def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
         if kind == "callers":
-            return self.callers_known and self.shielded_by_callers(module, qualname, frozenset())
+            return self.shielded_by_callers(module, qualname, frozenset())
         if kind == "uncancelled":
             # a function local to another is run only from there, which this run has read
-            known = self.callers_known or ".<locals>." in qualname
+            known = ".<locals>." in qualname or self.callers_complete(qualname)
             return known and self.uncancelled(module, qualname, frozenset())
-        return not self.callers_known or self.called(module, qualname)
+        return not self.callers_complete(qualname) or self.called(module, qualname)
+
+    def callers_complete(self, qualname: str) -> bool:
+        """Are all the places in the project that may run a function of this name in the
+        index? Yes when the run was given whole directories; for single files, when every
+        project source that mentions the name is a module the index read in full (a light
+        summary records no call sites)."""
+        name = qualname.rpartition(".")[2]
+        if self.callers_known:
+            return True
+        if name not in self._complete:
+            listed = self.sources.mentioning(name) if self.sources is not None else None
+            self._complete[name] = listed is not None and all(
+                (read := self.modules.get(module_name(path))) is not None
+                and bool(read.sites or read.functions)
+                for path, _ in listed
+            )
+        return self._complete[name]
 
     def uncancelled(self, module: ModuleSummary, qualname: str, visiting: frozenset[str]) -> bool:
         """Does nothing cancel the task this async function runs in? So when it is the main
@@ -995,6 +1109,8 @@ class ProjectIndex:
         # no shielded call of that name anywhere: nothing to resolve
         shielded_name = qualname.rpartition(".")[2] in self._shielded_names()
         if target is None or key in visiting or len(visiting) > 3 or not shielded_name:
+            return False
+        if not self.callers_complete(qualname):
             return False
         runs = self._runners(module, qualname, target)
         inner = visiting | {key}
@@ -1101,10 +1217,11 @@ class ProjectIndex:
         shielded only when every context manager it relies on opens a shield scope."""
         found = self._function(module, caller, owner, call)
         if found is None:
-            receiver, _, method = call.rpartition(".")
-            if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
-                return NEVER_SUSPENDS
-            return None
+            return (
+                NEVER_SUSPENDS
+                if self._known_never_to_suspend(module, caller, owner, call)
+                else None
+            )
         return self._as_looked_up(*found)
 
     def _as_looked_up(self, home: ModuleSummary, summary: FunctionSummary) -> FunctionSummary:
@@ -1152,6 +1269,38 @@ class ProjectIndex:
         owner = qualname.rpartition(".")[0]
         return qualname, owner if owner in home.classes else ""
 
+    def _known_never_to_suspend(
+        self, module: ModuleSummary, caller: str, owner: str, call: str
+    ) -> bool:
+        """A call the project does not define that never suspends: a put on an unbounded
+        queue, a library manager's enter or exit that never suspends, the enter or exit of a
+        lock that never blocks."""
+        receiver, _, method = call.rpartition(".")
+        if method == "put" and is_unbounded_queue(module.queues, caller, owner, receiver):
+            return True
+        if method in MANAGER_METHODS and self._never_blocks(module, caller, owner, receiver):
+            return True
+        return _library_never_suspends(module, call)
+
+    def _never_blocks(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
+        """Is the receiver (`self._lock`) an attribute holding an `asyncio.Lock` that no
+        holder anywhere in the project's sources keeps across a suspension?"""
+        held = self._held(module, caller, owner, receiver) if "." in receiver else None
+        if held is None or self.sources is None:
+            return False
+        home, made, _ = held
+        first, dot, rest = made.partition(".")
+        if home.imports.get(first, first) + dot + rest not in NEVER_BLOCKING_WHEN_FREE:
+            return False
+        attribute = receiver.rpartition(".")[2]
+        if attribute not in self._free_locks:
+            listed = self.sources.mentioning(attribute)
+            self._free_locks[attribute] = bool(listed) and all(
+                never_held_across_suspension(text, attribute)
+                for _, text in listed  # type: ignore[union-attr]
+            )
+        return self._free_locks[attribute]
+
     def _never_suspends_at_all(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         known = self._never.get(id(summary))
         if known is None:
@@ -1179,7 +1328,9 @@ class ProjectIndex:
         self, home: ModuleSummary, qualname: str, owner: str, call: str, depth: int
     ) -> bool:
         found = self._function(home, qualname, owner, call)
-        return found is not None and self._never_suspends(*found, depth + 1)
+        if found is None:
+            return _library_never_suspends(home, call)
+        return self._never_suspends(*found, depth + 1)
 
     def _function(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -1217,28 +1368,59 @@ class ProjectIndex:
     ) -> tuple[ModuleSummary, str] | None:
         """The class a receiver names: `self`/`cls`, `self.attr` or a local holding an instance
         made in the project, or a class named directly."""
+        if receiver.endswith(MADE_BY_CALL):  # the instance a call makes: a class called
+            return self._class(module, _nearest(module, caller, receiver[: -len(MADE_BY_CALL)]))
+        parts = receiver.split(".")
+        if parts[0] in ("self", "cls") and owner and len(parts) == 1:
+            return module, owner
+        held = self._held(module, caller, owner, receiver)
+        if held is not None:
+            return self._made(*held)
+        if parts[0] in ("self", "cls") and owner:
+            return None
+        return self._class(module, _nearest(module, caller, receiver))
+
+    def _held(
+        self, module: ModuleSummary, caller: str, owner: str, receiver: str
+    ) -> tuple[ModuleSummary, str, str] | None:
+        """What the project records a receiver holds (`self.attr`, a local): the module it is
+        recorded in, the type as written there, and the scope it is written in. A method whose
+        `self` is annotated with another class (a mixin's `self: Server`) reads that class's
+        attributes when its own class has none of that name."""
         parts = receiver.split(".")
         if parts[0] in ("self", "cls") and owner:
-            if len(parts) == 1:
-                return module, owner
-            made = module.types.get((owner, parts[1])) if len(parts) == 2 else None
-            return self._made(module, made) if made else None
+            if len(parts) != 2:
+                return None
+            made = module.types.get((owner, parts[1]))
+            if made:
+                return module, made, owner
+            host = module.types.get((caller, "self"))
+            located = self._class(module, _nearest(module, caller, host)) if host else None
+            if located is None:
+                return None
+            home, cls = located
+            made = home.types.get((cls, parts[1]))
+            return (home, made, cls) if made else None
         if len(parts) == 1 and (caller, receiver) in module.types:
-            return self._made(module, module.types[(caller, receiver)])
-        return self._class(module, receiver)
+            return module, module.types[(caller, receiver)], caller
+        return None
 
-    def _made(self, module: ModuleSummary, made: str) -> tuple[ModuleSummary, str] | None:
-        """The class a recorded type names: a class, or an attribute of one (`Services::chats`,
-        the class its annotation or constructor gives)."""
+    def _made(
+        self, module: ModuleSummary, made: str, scope: str = ""
+    ) -> tuple[ModuleSummary, str] | None:
+        """The class a recorded type names, as written in `scope`: a class, or an attribute of
+        one (`Services::chats`, the class its annotation or constructor gives)."""
         if ATTRIBUTE_OF not in made:
-            return self._class(module, made)
+            return self._class(module, _nearest(module, scope, made))
         holder, _, attribute = made.partition(ATTRIBUTE_OF)
-        located = self._class(module, holder)
+        located = self._class(module, _nearest(module, scope, holder))
         if located is None:
             return None
         home, cls = located
         inner = home.types.get((cls, attribute))
-        return self._class(home, inner) if inner and ATTRIBUTE_OF not in inner else None
+        if not inner or ATTRIBUTE_OF in inner:
+            return None
+        return self._class(home, _nearest(home, cls, inner))
 
     def _target(self, target: str, depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
         """A dotted name: the longest prefix that is a module, then a function or a method in
@@ -1292,6 +1474,35 @@ class ProjectIndex:
                 qualname = ".".join(target[cut:])
                 return (other, qualname) if qualname in other.classes else None
         return None
+
+
+# Context managers of the standard library and its backports whose `__aenter__` and `__aexit__`
+# never suspend: entering a deadline only schedules a callback
+NEVER_SUSPENDING_MANAGERS = frozenset(
+    {"asyncio.timeout", "asyncio.timeout_at", "async_timeout.timeout", "async_timeout.timeout_at"}
+)
+
+
+def _library_never_suspends(module: ModuleSummary, call: str) -> bool:
+    """Is `call` the enter or exit of a library manager that never suspends, made by a call
+    (`asyncio.timeout(5).__aenter__`, also through `from asyncio import timeout`)?"""
+    receiver, _, method = call.rpartition(".")
+    if method not in MANAGER_METHODS or not receiver.endswith(MADE_BY_CALL):
+        return False
+    first, dot, rest = receiver.removesuffix(MADE_BY_CALL).partition(".")
+    return module.imports.get(first, first) + dot + rest in NEVER_SUSPENDING_MANAGERS
+
+
+def _nearest(module: ModuleSummary, scope: str, name: str) -> str:
+    """A class name as written in `scope` (a function or class qualname), qualified by the
+    innermost enclosing scope of the module that defines it (`run.<locals>.Lock`,
+    `Outer.Lock`); the name itself when none does."""
+    while scope:
+        for candidate in (f"{scope}.{name}", f"{scope}.<locals>.{name}"):
+            if candidate in module.classes:
+                return candidate
+        scope = scope.rpartition(".")[0]
+    return name
 
 
 def _in_scope(module: ModuleSummary, cls: str, name: str) -> str:

@@ -50,7 +50,7 @@ from gate.analysis.facts import (
     UnprotectedRelease,
     precedes,
 )
-from gate.analysis.summary import FunctionSummary
+from gate.analysis.summary import MADE_BY_CALL, MANAGER_METHODS, FunctionSummary
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort
 from gate.config import TeardownConfig
 from gate.model import Severity
@@ -88,6 +88,14 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
+
+
+def _manager_name(node: cst.BaseExpression) -> str | None:
+    """How an `async with` item names its manager, as the summaries do (`manager_name`)."""
+    if isinstance(node, cst.Call):
+        called = dotted_name(node.func)
+        return called + MADE_BY_CALL if called else None
+    return dotted_name(node)
 
 
 def final_name(node: cst.BaseExpression) -> str | None:
@@ -347,6 +355,46 @@ _BLOCKS = {
 }
 
 
+def ending_statements(body: cst.BaseSuite) -> set[int]:
+    """The small statements (by id) after which a block runs nothing that an exception raised
+    there would skip: its last statement (a bare `raise` or `pass` after it changes nothing),
+    and, inside a compound last statement, the ends of its arms; a `try`'s handlers and
+    `finally:` and a `with`'s exit run on the exception's own path. A loop's body is followed by
+    the next iteration, a `try` body with an `else:` by it."""
+    listed = [s for s in statements(body) if not _changes_nothing_after(s)]
+    return _ends_of(listed[-1]) if listed else set()
+
+
+def _ends_of(last: cst.BaseStatement) -> set[int]:
+    if isinstance(last, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        return {id(last.body[-1])} if last.body else set()
+    if isinstance(last, cst.For | cst.While):
+        return set()  # the next iteration follows
+    # a `try` body is followed by the `else:` block when there is one
+    followed = isinstance(last, cst.Try | cst.TryStar) and last.orelse is not None
+    found: set[int] = set()
+    for arm, _, block in blocks(last):
+        if arm is Arm.TRY_BODY and followed:
+            continue
+        if isinstance(block, cst.If):
+            found |= _ends_of(block)
+        elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
+            found |= ending_statements(block.body)
+        else:
+            found |= ending_statements(block)  # type: ignore[arg-type]
+    return found
+
+
+def _changes_nothing_after(statement: cst.BaseStatement) -> bool:
+    """A bare `raise` or `pass`: skipped by an exception, it changes nothing."""
+    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        return False
+    return all(
+        isinstance(small, cst.Pass) or (isinstance(small, cst.Raise) and small.exc is None)
+        for small in statement.body
+    )
+
+
 def blocks(statement: cst.CSTNode) -> Blocks:
     """The blocks of a compound statement in source order, with the arm each is in (None for a
     loop's body or `else`, a `with` body). An `elif` comes out as the nested `If` statement.
@@ -402,6 +450,7 @@ class _RegionWalker:
         self.cancel_handlers: list[CancelHandler] = []
         self.raise_after: list[bool] = []
         self.documented_best_effort = False  # the region's function calls itself best effort
+        self.ending: set[int] = set()  # the region's ending statements (ending_statements)
 
     @functools.cached_property
     def loop_receivers(self) -> dict[int, str]:
@@ -533,6 +582,7 @@ class _RegionWalker:
                 uses_asyncio_shield=any(
                     dotted_name(call.func) in ("asyncio.shield", "shield") for call in found.calls
                 ),
+                ends_region=id(small) in self.ending,
             )
         )
 
@@ -652,13 +702,26 @@ class _RegionWalker:
                 if enclosure is not None:
                     self.enclosures.append(enclosure)
                     added += 1
-        if statement.asynchronous is not None:
+        if statement.asynchronous is not None and not self.enters_without_suspending(statement):
             # The enter and the exit both suspend; the exit comes after the body, so the point
             # counts for every step that follows, and the shield scopes it opens do not cover it.
             self.new_point(statement, statement, self.enclosures[: len(self.enclosures) - added])
         self.walk_suite(statement.body)
         if added:
             del self.enclosures[-added:]
+
+    def enters_without_suspending(self, statement: cst.With) -> bool:
+        """Does the project say that neither the enter nor the exit of any manager of this
+        `async with` suspends (a no-op `__aenter__`, a deadline's)?"""
+        for item in statement.items:
+            name = _manager_name(item.item)
+            if name is None:
+                return False
+            for method in MANAGER_METHODS:
+                summary = self.callee(f"{name}.{method}")
+                if summary is None or summary.suspends:
+                    return False
+        return True
 
     def awaits_cancelled_task(self, statement: cst.Try | cst.TryStar | cst.With) -> bool:
         """Does the `try` (or `with suppress(...)`) body await what the function cancels
@@ -984,6 +1047,7 @@ class _Analyser:
             if span.is_async and project.shielded_by_callers(span.qualname):
                 walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
         walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
+        walker.ending = ending_statements(body)
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)

@@ -7,9 +7,15 @@ cancel scope, no `try`/`finally` that carries the remaining steps, no configured
 
 ## Why is this bad?
 An interrupt that lands inside the step cuts it short: the cleanup stops halfway and the
-cancellation propagates out of the teardown. A bare `asyncio.shield(...)` does not fully help:
-the outer await still raises at once and the inner work runs on orphaned, until `asyncio.run`
-cancels it when it shuts down; since the work usually completes, that case is a warning.
+cancellation propagates out of the teardown.
+
+A bare `asyncio.shield(...)` runs the step in a task of its own that the caller's cancel does not
+reach: the step is not cut short, but the outer await still raises at once. When the shielded
+await ends its region (nothing the region runs after it can be skipped: its last statement, or
+one followed only by a bare `raise` or by what the exception runs anyway, a `finally:` or an
+exit), nothing is lost and the step is not reported. When more of the region follows, the step
+is a warning: the region stops there while the shielded work runs on, and the work is lost only
+when `asyncio.run` cancels the tasks still pending at shutdown.
 
 Exempt, because the work finishes even when the await is cancelled: work handed to a thread
 (`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
@@ -26,10 +32,23 @@ async def run(sandbox):
     try:
         await sandbox.start()
     finally:
-        await asyncio.shield(sandbox.cleanup())
+        await sandbox.cleanup()
 ```
 
 ## Use instead
+The region's last step can run on in a task of its own:
+```python
+import asyncio
+
+
+async def run(sandbox):
+    try:
+        await sandbox.start()
+    finally:
+        await asyncio.shield(sandbox.cleanup())
+```
+
+Where more follows, hold the interrupt and re-raise it after the remaining steps:
 ```python
 import asyncio
 
@@ -43,6 +62,7 @@ async def run(sandbox):
             await sandbox.cleanup()
         except asyncio.CancelledError as error:
             interrupt = error
+        sandbox.write_report()
         if interrupt is not None:
             raise interrupt
 ```
@@ -52,6 +72,10 @@ Under trio and anyio the same await is reported once, as unshielded-teardown-awa
 ## Known problems
 Holding the interrupt lets the following steps run, but the interrupted step itself still stops
 where the cancel landed; make such steps idempotent or shield them in a trio/anyio scope.
+A bare `asyncio.shield(...)` that ends its region is not reported, though the caller goes on (its
+cancel propagates) before the shielded work is done, and `asyncio.run` cancels that work if the
+program ends first: code that needs the step finished when the await returns, and a step that
+must survive the program's shutdown, still want the interrupt held around an unshielded await.
 held-step-cut-short reports a held step where the project's code of the callee shows steps after
 its first exposed suspension.
 
@@ -91,15 +115,29 @@ def cut_points(step: CriticalStep) -> list[InterruptPoint]:
     ]
 
 
+SHIELD_CALLS = frozenset({"asyncio.shield", "shield"})
+
+
+def runs_on_to_the_end(step: CriticalStep, bare: list[InterruptPoint]) -> bool:
+    """Is the step a bare `asyncio.shield(...)` whose await ends its region? The shielded work
+    runs on in its own task, and nothing after the await is left to skip."""
+    return step.ends_region and all(point.awaited_call in SHIELD_CALLS for point in bare)
+
+
 def _message(region: Region, step: CriticalStep) -> str:
-    message = (
-        f"`{step.label}` is awaited in a {region.kind.words} with nothing "
-        "holding an interrupt: a cancel here cuts it short"
-    )
+    if step.uses_asyncio_shield:
+        message = (
+            f"`{step.label}` is awaited through a bare asyncio.shield in a {region.kind.words} "
+            "that goes on after it: a cancel here raises at once, so the rest of the region is "
+            "skipped while the shielded work runs on"
+        )
+    else:
+        message = (
+            f"`{step.label}` is awaited in a {region.kind.words} with nothing "
+            "holding an interrupt: a cancel here cuts it short"
+        )
     if region.origin:
         message += f" ({region.origin})"
-    if step.uses_asyncio_shield:
-        message += "; asyncio.shield does not help, the outer await still raises"
     return message
 
 
@@ -109,6 +147,8 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
             bare = cut_points(step)
             if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
                 # under trio/anyio, unshielded-teardown-await reports the same await
+                continue
+            if runs_on_to_the_end(step, bare):
                 continue
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)

@@ -4,7 +4,10 @@
 In a module that uses trio or anyio, flags every await, `async for` and `async with` in a teardown
 region that is not inside a shielded cancel scope (`CancelScope(shield=True)`,
 `move_on_after(..., shield=True)`, `fail_after(..., shield=True)`) or a configured shield helper.
-A no-argument `.aclose()` is exempt: those must close even when cancelled.
+A no-argument `.aclose()` is exempt: those must close even when cancelled. So is what cannot
+suspend, and so cannot raise: an await of a project function that never suspends, and an
+`async with` whose managers never suspend (a no-op `__aenter__`, an `asyncio.Lock` attribute that
+no holder anywhere in the project keeps across an await: it is always free when taken).
 
 ## Why is this bad?
 trio and anyio cancellation is level-triggered: once a scope is cancelled, every checkpoint inside

@@ -82,7 +82,7 @@ def _project(
     modules = [m for m in project.modules if m.module != name]
     if own is not None:
         modules.append(own)
-    return ProjectView(ProjectIndex(modules, project.callers_known), name)
+    return ProjectView(ProjectIndex(modules, project.callers_known, project.sources), name)
 
 
 def analyse(

@@ -1,0 +1,91 @@
+"""Locks that never block: an `asyncio.Lock` that no holder keeps across a suspension is always
+free when a task takes it, so taking it never suspends and no cancel can land there.
+
+asyncio's `Lock.acquire()` returns at once when the lock is free and nobody waits, and its
+`__aexit__` releases without suspending. One event loop runs one task at a time: a holder that
+never suspends while it holds the lock gives back the lock before any other task runs, so no
+task ever finds it taken. trio's and anyio's locks are no such thing: their `acquire()` is a
+checkpoint even when the lock is free.
+
+Whether every holder is such a holder is read from every mention of the lock's attribute name in
+the project's sources (`never_held_across_suspension`), since a lock is made in one module and
+taken in others.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+# Locks whose acquire returns without suspending while the lock is free (the dotted names their
+# constructors resolve to)
+NEVER_BLOCKING_WHEN_FREE = frozenset({"asyncio.Lock", "asyncio.locks.Lock"})
+
+# Ways to use a lock attribute that neither take it nor hand it on
+_HARMLESS_CALLS = frozenset({"locked"})
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_SUSPENDS = (ast.Await, ast.AsyncFor, ast.AsyncWith, ast.Yield, ast.YieldFrom)
+
+
+def mentions(text: str, name: str) -> int:
+    """How many times `name` appears in the text as a word (code, strings and comments)."""
+    return len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+
+
+def never_held_across_suspension(text: str, name: str) -> bool:
+    """Is every mention of `name` in this module's source an attribute (`x.name`) that is
+    assigned, asked `.locked()`, or entered by an `async with` (with no `as`) whose body cannot
+    suspend (no await, `async for`, `async with` or `yield`)? Any other mention (an `acquire()`,
+    a name handed on, a string, a comment) may hold the lock for longer: False."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    harmless: set[int] = set()
+    attributes = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == name:
+            attributes += 1
+            if isinstance(node.ctx, ast.Store):
+                harmless.add(id(node))
+        elif isinstance(node, ast.AsyncWith):
+            harmless.update(_entered_briefly(node, name))
+        elif _asks_harmlessly(node, name):
+            harmless.add(id(node.func.value))  # type: ignore[attr-defined]
+    return attributes == len(harmless) == mentions(text, name)
+
+
+def _entered_briefly(statement: ast.AsyncWith, name: str) -> Iterator[int]:
+    """The `x.name` managers of an `async with` whose body cannot suspend."""
+    if _may_suspend(statement.body):
+        return
+    for item in statement.items:
+        manager = item.context_expr
+        if isinstance(manager, ast.Attribute) and manager.attr == name and not item.optional_vars:
+            yield id(manager)
+
+
+def _asks_harmlessly(node: ast.AST, name: str) -> bool:
+    """`x.name.locked()`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _HARMLESS_CALLS
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == name
+    )
+
+
+def _may_suspend(body: list[ast.stmt]) -> bool:
+    """Does the block hold a suspension of its own function (not of a nested one)?"""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _SUSPENDS):
+            return True
+        pending.extend(
+            child for child in ast.iter_child_nodes(node) if not isinstance(child, _NESTED)
+        )
+    return False
