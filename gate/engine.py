@@ -103,12 +103,17 @@ def _compute(
     done: Callable[[], None],
     index: ProjectIndex | None = None,
     meanwhile: Callable[[], None] | None = None,
+    size: Callable[[_Job], int] | None = None,
+    worth_workers: bool | None = None,
 ) -> list[Any]:
-    """`work` on every job, results in order, on worker processes when there are enough; then
+    """`work` on every job, results in order, on worker processes when there is enough work
+    (`worth_workers`; by default, when there are enough jobs), the largest (`size`) first; then
     `meanwhile` runs in this process while the workers do the jobs."""
     global _INDEX
     workers = worker_count(options.jobs, len(jobs))
-    if workers <= 1 or len(jobs) < 32:
+    if worth_workers is None:
+        worth_workers = len(jobs) >= 32
+    if workers <= 1 or not worth_workers:
         _INDEX = index
         results = []
         for job in jobs:
@@ -119,7 +124,8 @@ def _compute(
 
     # the largest files first, in small chunks, so that no worker is left with a big one at
     # the end while the others wait
-    order = sorted(range(len(jobs)), key=lambda i: _size(jobs[i]), reverse=True)
+    weight = size or _size
+    order = sorted(range(len(jobs)), key=lambda i: weight(jobs[i]), reverse=True)
     chunk = max(1, min(8, len(jobs) // (workers * 16)))
     with ProcessPoolExecutor(
         max_workers=workers,
@@ -145,6 +151,18 @@ def _size(job: _Job) -> int:
         return os.stat(job.source.path).st_size
     except OSError:
         return 0
+
+
+# Lines of async code above which the teardown stage is worth worker processes: libcst parses
+# and walks about four thousand lines a second, and starting a pool costs a few hundredths.
+TEARDOWN_LINES_FOR_WORKERS = 400
+
+
+def _teardown_size(job: _Job) -> int:
+    """How much teardown work a job is, roughly: the lines of its async functions."""
+    if job.prepared is None:
+        return _size(job) // 40
+    return job.prepared.async_lines
 
 
 def _may_need_teardown(jobs: list[_Job]) -> bool:
@@ -301,7 +319,16 @@ def _teardown_stages(
     teardown rules read it."""
     stale = _stale(results, keys, cache, index)
     jobs = [_Job(files[i], settings, None, results[i].prepared) for i in stale]
-    computed = _compute(_teardown_stage, jobs, options, lambda: None, index)
+    worth = len(jobs) > 1 and sum(map(_teardown_size, jobs)) >= TEARDOWN_LINES_FOR_WORKERS
+    computed = _compute(
+        _teardown_stage,
+        jobs,
+        options,
+        lambda: None,
+        index,
+        size=_teardown_size,
+        worth_workers=worth,
+    )
     for i, (findings, consulted) in zip(stale, computed, strict=True):
         results[i].teardown, results[i].consulted = findings, consulted
         cache.update(keys[i], results[i])

@@ -53,6 +53,11 @@ class Prepared:
     spans: list[FunctionSpan]
     level_triggered: bool
 
+    @property
+    def async_lines(self) -> int:
+        """The lines of the functions libcst may parse: how much work the teardown stage is."""
+        return sum(s.last_line - s.first_line + 1 for s in self.spans if s.is_async or s.bridged)
+
 
 @dataclass
 class FileResult:
