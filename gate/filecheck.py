@@ -14,7 +14,7 @@ import os
 import stat
 import warnings
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.analysis.candidates import (
@@ -193,7 +193,8 @@ def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) ->
     findings while their callees' summaries are the same, so an edit outside those functions
     (other sync code, module-level code, a comment at the end) does not analyse the file again."""
     lines = source_lines(text)
-    digest = hashlib.sha256(repr((level_triggered, [astuple(span) for span in spans])).encode())
+    # a span's repr lists every field (all of them plain values): astuple would deep-copy them
+    digest = hashlib.sha256(repr((level_triggered, spans)).encode())
     for span in spans:
         if span.is_async or span.bridged:
             body = "".join(lines[span.first_line - 1 : span.last_line])
