@@ -10,7 +10,6 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -458,21 +457,31 @@ def call_sites(
     `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
     `hooks = (self.stop,)`)."""
     shielded_by_call = _shielded_by_call(awaited)
+    nodes = _own_nodes(node)
     # a call that is a statement of its own is a plain function's: a coroutine made that way
     # would never run
-    nodes = list(_own_nodes(node))
-    statements = {id(child.value) for child in nodes if isinstance(child, ast.Expr)}
-    sites = []
+    statements = {id(child.value) for child in nodes if type(child) is ast.Expr}
+    sites: list[CallSite] = []
+    add = sites.append
     for child in nodes:
-        for passed in _handed_on(child):
-            if isinstance(passed, ast.Name | ast.Attribute):
-                sites.append(_site(passed, caller, owner, False))
-        if not isinstance(child, ast.Call) or not isinstance(child.func, ast.Name | ast.Attribute):
-            continue
-        if id(child) in shielded_by_call:
-            sites.append(_site(child.func, caller, owner, shielded_by_call[id(child)]))
-        elif id(child) not in statements:
-            sites.append(_site(child.func, caller, owner, False))
+        kind = type(child)
+        if kind is ast.Call:
+            for passed in child.args:
+                if type(passed) in _NAMED:
+                    add(_site(passed, caller, owner, False))
+            for keyword in child.keywords:
+                if type(keyword.value) in _NAMED:
+                    add(_site(keyword.value, caller, owner, False))
+            if type(child.func) not in _NAMED:
+                continue
+            if id(child) in shielded_by_call:
+                add(_site(child.func, caller, owner, shielded_by_call[id(child)]))
+            elif id(child) not in statements:
+                add(_site(child.func, caller, owner, False))
+        else:
+            for passed in _handed_on(child, kind):
+                if type(passed) in _NAMED:
+                    add(_site(passed, caller, owner, False))
     return tuple(sites)
 
 
@@ -487,17 +496,22 @@ def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
     return found
 
 
-def _handed_on(node: ast.AST) -> list[ast.expr]:
-    """The expressions a node hands on as values: call arguments (`start_soon(self.stop)`),
-    assigned and returned values, container elements (`(("mcp", shutdown_sessions),)`)."""
-    if isinstance(node, ast.Call):
-        return [*node.args, *(keyword.value for keyword in node.keywords)]
-    if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return | ast.Yield | ast.NamedExpr):
-        return [node.value] if node.value is not None else []
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return list(node.elts)
-    if isinstance(node, ast.Dict):
-        return list(node.values)
+# What a name handed on as a value is written as, when it can name a function.
+_NAMED = frozenset({ast.Name, ast.Attribute})
+_HANDS_ON_VALUE = frozenset({ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr})
+_HANDS_ON_ELEMENTS = frozenset({ast.Tuple, ast.List, ast.Set})
+
+
+def _handed_on(node: ast.AST, kind: type) -> list[ast.expr]:
+    """The expressions a node (of type `kind`, not a call: a call hands on its arguments)
+    hands on as values: assigned and returned values, container elements
+    (`(("mcp", shutdown_sessions),)`)."""
+    if kind in _HANDS_ON_VALUE:
+        return [node.value] if node.value is not None else []  # type: ignore[attr-defined]
+    if kind in _HANDS_ON_ELEMENTS:
+        return node.elts  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return node.values  # type: ignore[attr-defined]
     return []
 
 
@@ -507,14 +521,25 @@ def _site(named: ast.expr, caller: str, owner: str, shielded: bool) -> CallSite:
     return CallSite(_final(named), None, caller, owner, shielded)
 
 
-def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes of a function's body (or a module's top level), not entering nested functions
-    or classes."""
+    or classes, depth first (each node's fields in order, the last one's nodes first). Loops
+    rather than `child_nodes`: this runs once per node of every summarised file."""
+    found: list[ast.AST] = []
     pending = [child for child in getattr(node, "body", []) if type(child) not in _NOT_WALKED]
+    pop, push, add = pending.pop, pending.append, found.append
     while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(child_nodes(current, _NOT_WALKED))
+        current = pop()
+        add(current)
+        for name in node_fields(type(current)):
+            value = getattr(current, name)
+            if type(value) is list:
+                for item in value:
+                    if type(item) not in _NOT_WALKED and isinstance(item, ast.AST):
+                        push(item)
+            elif type(value) not in _NOT_WALKED and isinstance(value, ast.AST):
+                push(value)
+    return found
 
 
 # Nested scopes, and leaves that hold no call and hand nothing on by themselves (a name handed
@@ -625,23 +650,31 @@ def _annotated_fields(cls: ast.ClassDef) -> Iterator[tuple[str, str]]:
                 yield statement.target.id, annotated
 
 
-def _statements_breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+def _statements_breadth_first(node: ast.AST) -> list[ast.AST]:
     """The statements below `node` in `ast.walk`'s order (breadth first, fields in order),
     without visiting expressions: no statement lies inside an expression, and the handlers
     and match cases that hold statements keep their place in the order."""
-    pending = deque([node])
-    while pending:
-        current = pending.popleft()
-        yield current
-        for name in _STATEMENT_FIELDS:
-            block = getattr(current, name, None)
+    found = [node]
+    position = 0
+    while position < len(found):
+        current = found[position]
+        position += 1
+        kind = type(current)
+        names = _HOLDING_FIELDS.get(kind)
+        if names is None:
+            declared = getattr(kind, "_fields", ())
+            names = _HOLDING_FIELDS[kind] = tuple(n for n in _STATEMENT_FIELDS if n in declared)
+        for name in names:
+            block = getattr(current, name)
             if isinstance(block, list):
-                pending.extend(block)
+                found.extend(block)
+    return found
 
 
 # The fields of statements, handlers and match cases that hold statements, handlers or cases,
 # in the order `ast` lists them: body, handlers, orelse, finalbody (Try); cases (Match).
 _STATEMENT_FIELDS = ("body", "handlers", "cases", "orelse", "finalbody")
+_HOLDING_FIELDS: dict[type, tuple[str, ...]] = {}  # each node type's fields among those
 
 
 def _called(value: ast.expr | None) -> str | None:
