@@ -160,14 +160,42 @@ def in_source_order(node: cst.CSTNode, skip: tuple[type, ...]) -> Iterator[cst.C
 
 
 def _children_in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+    kind = type(node)
+    names = _ORDERED_FIELDS.get(kind)
+    if names is None:
+        names = _ORDERED_FIELDS[kind] = _SOURCE_ORDER.get(kind) or _child_fields(kind)
     children: list[cst.CSTNode] = []
-    for name in _SOURCE_ORDER.get(type(node)) or _child_fields(type(node)):
+    add = children.append
+    for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if type(value) not in LAYOUT:
-                children.append(value)
-        elif isinstance(value, tuple | list):
-            children.extend(
-                item for item in value if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
-            )
+        value_kind = type(value)
+        if value_kind is tuple or value_kind is list:
+            for item in value:
+                keep = _KEPT.get(type(item))
+                if keep is None:
+                    keep = _kept(type(item))
+                if keep:
+                    add(item)
+            continue
+        keep = _KEPT.get(value_kind)
+        if keep is None:
+            keep = _kept(value_kind)
+        if keep:
+            add(value)
+        elif not keep and isinstance(value, tuple | list):  # a sequence of another type
+            children.extend(item for item in value if _kept(type(item)))
     return children
+
+
+# Each node type's fields in the order its children are taken (computed once per type), and
+# whether a value of a type is a node that is not layout: `isinstance(value, cst.CSTNode)` asks
+# an ABC, several times slower than a dict.
+_ORDERED_FIELDS: dict[type, tuple[str, ...]] = {}
+_KEPT: dict[type, bool] = {str: False, type(None): False, tuple: False, list: False}
+
+
+def _kept(kind: type) -> bool:
+    keep = _KEPT.get(kind)
+    if keep is None:
+        keep = _KEPT[kind] = issubclass(kind, cst.CSTNode) and kind not in LAYOUT
+    return keep

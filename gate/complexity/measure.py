@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
@@ -97,69 +97,79 @@ SAFE_DEPTH = 200
 
 # (node, depth, the function whose count it adds to: a (line, column) key or None)
 _Pending = list[tuple[ast.AST, int, tuple[int, int] | None]]
-_FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# Nodes that add nothing and hold no node radon counts: they are never queued.
+_LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.Global,
+        ast.Nonlocal,
+        ast.alias,
+        *(
+            kind
+            for base in (ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
 
 
 def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
     """radon's complexity of every function by (line, column), None when the tree is deeper
     than SAFE_DEPTH. A function counts 1 plus the decision points of its body; a nested
     function or class counts for itself alone; an `assert` counts 1 and is not entered; a
-    function's decorators, defaults and annotations and a class's bases count for nothing."""
+    function's decorators, defaults and annotations and a class's bases count for nothing.
+
+    One loop over the nodes, each node's children queued in place (this runs once per node of
+    every file); a child deeper than SAFE_DEPTH ends the count as soon as it is met."""
     numbers: dict[tuple[int, int], int] = {}
     pending: _Pending = [(tree, 0, None)]
     pop, push = pending.pop, pending.append
+    leaves, decisions_of, fields = _LEAVES, _DECISIONS, node_fields
     while pending:
         node, depth, owner = pop()
-        if depth > SAFE_DEPTH:
-            return None
-        _count(node, depth, owner, numbers, push)
+        kind = type(node)
+        depth += 1  # the depth of its children
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            owner = (node.lineno, node.col_offset)
+            numbers[owner] = 1
+            if depth > SAFE_DEPTH:
+                return None
+            for child in node.body:
+                push((child, depth, owner))
+            continue
+        if kind is ast.ClassDef:
+            if depth > SAFE_DEPTH:
+                return None
+            for child in node.body:
+                push((child, depth, None))
+            continue
+        if owner is not None:
+            if kind is ast.Assert:
+                numbers[owner] += 1
+                continue
+            decisions = decisions_of.get(kind)
+            if decisions is not None:
+                numbers[owner] += decisions(node)
+        for name in fields(kind):
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        if depth > SAFE_DEPTH:
+                            return None
+                        if type(item) not in leaves:
+                            push((item, depth, owner))
+            elif isinstance(value, ast.AST):
+                if depth > SAFE_DEPTH:
+                    return None
+                if type(value) not in leaves:
+                    push((value, depth, owner))
     return numbers
-
-
-# Loops rather than generators below: this runs once per node of every file.
-def _count(
-    node: Any,
-    depth: int,
-    owner: tuple[int, int] | None,
-    numbers: dict[tuple[int, int], int],
-    push: Callable[[tuple[ast.AST, int, tuple[int, int] | None]], None],
-) -> None:
-    """Add what `node` adds to its function's number, and queue what radon visits below it."""
-    kind = type(node)
-    if kind in _FUNCTION_TYPES:
-        key = (node.lineno, node.col_offset)
-        numbers[key] = 1
-        for child in node.body:
-            push((child, depth + 1, key))
-        return
-    if kind is ast.ClassDef:
-        for child in node.body:
-            push((child, depth + 1, None))
-        return
-    if owner is not None:
-        if kind is ast.Assert:
-            numbers[owner] += 1
-            return
-        decisions = _DECISIONS.get(kind)
-        if decisions is not None:
-            numbers[owner] += decisions(node)
-    _queue_children(node, depth + 1, owner, push)
-
-
-def _queue_children(
-    node: ast.AST,
-    depth: int,
-    owner: tuple[int, int] | None,
-    push: Callable[[tuple[ast.AST, int, tuple[int, int] | None]], None],
-) -> None:
-    for name in node_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is list:
-            for item in value:
-                if isinstance(item, ast.AST):
-                    push((item, depth, owner))
-        elif isinstance(value, ast.AST):
-            push((value, depth, owner))
 
 
 def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
