@@ -219,7 +219,7 @@ def _summary(
     else:
         return None
     try:
-        return summarise_module(tree, path, vocabulary_of(config), light)
+        return summarise_module(tree, path, vocabulary_of(config), light, data)
     except RecursionError:
         return None
 

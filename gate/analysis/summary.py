@@ -372,6 +372,7 @@ class _ModuleWalk:
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
+    may_shield: bool = True  # the source can open a shield scope (it says `shield`)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -412,7 +413,8 @@ class _ModuleWalk:
                 node, self.vocabulary, self.step_names, never
             )
         self.sites += call_sites(node, awaited, qualname, owner or "")
-        if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
+        manager = owner is not None and node.name in SHIELD_MANAGER_METHODS and self.may_shield
+        if manager and _opens_shield(node):
             self.managers.add(owner)
         self.record_types(node, qualname, owner)
         self.walk(node, f"{qualname}.<locals>.", None)
@@ -682,14 +684,22 @@ def _called(value: ast.expr | None) -> str | None:
 
 
 def summarise_module(
-    tree: ast.Module, relative: str, vocabulary: Vocabulary, light: bool = False
+    tree: ast.Module,
+    relative: str,
+    vocabulary: Vocabulary,
+    light: bool = False,
+    source: bytes | None = None,
 ) -> ModuleSummary:
     """The summary of one parsed file at project-relative path `relative`; `light`: only its
-    classes, imports and the types of what names hold (a module with no async code)."""
+    classes, imports and the types of what names hold (a module with no async code). With the
+    file's `source` bytes, passes that look for words the source does not contain (`shield`,
+    `Queue`) are skipped."""
     module = module_name(relative)
     package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
-    walk = _ModuleWalk(vocabulary, package, light=light)
-    if not light and _imports_asyncio(tree):
+    may_shield = source is None or b"shield" in source
+    walk = _ModuleWalk(vocabulary, package, light=light, may_shield=may_shield)
+    may_queue = source is None or b"Queue" in source  # every class of QUEUE_CLASSES
+    if not light and may_queue and _imports_asyncio(tree):
         walk.queues = unbounded_queues(tree)
     walk.walk(tree, "", None)
     sites = () if light else tuple(walk.sites) + call_sites(tree, [], "", "")
