@@ -153,7 +153,7 @@ def first_stage(
     tree = _parse(data, path, result.findings)
     if tree is None:
         return result
-    result.noqa = suppressions(text)
+    result.noqa = suppressions(text, tree)
     try:
         result.functions = measure(tree, path, settings.complexity.lowest_threshold)
     except RecursionError:

@@ -5,6 +5,8 @@ comments only, never text inside a string)."""
 
 from __future__ import annotations
 
+import ast
+import bisect
 import io
 import re
 import tokenize
@@ -46,11 +48,17 @@ def _codes(comment: str) -> frozenset[str] | bool | None:
     return frozenset(re.split(r"[\s,]+", codes.upper())) if codes else None
 
 
-def suppressions(text: str) -> dict[int, frozenset[str] | None]:
+def suppressions(text: str, tree: ast.Module | None = None) -> dict[int, frozenset[str] | None]:
     """Every `# noqa` comment of the source, by line. Only comment tokens count; a source the
-    tokenizer rejects is read line by line instead."""
+    tokenizer rejects is read line by line instead. With the source's `ast` tree, the lines a
+    noqa comment can be on are read alone, the strings on them known from the tree; the whole
+    source is tokenized only when such a line meets a string that spans lines."""
     if "noqa" not in text:
         return {}
+    if tree is not None and "\r" not in text:
+        known = _comment_suppressions(text, tree)
+        if known is not None:
+            return known
     found: dict[int, frozenset[str] | None] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -64,6 +72,63 @@ def suppressions(text: str) -> dict[int, frozenset[str] | None]:
             codes = _codes(line)
             if codes is not False:
                 found[number] = codes  # type: ignore[assignment]
+    return found
+
+
+def _comment_suppressions(text: str, tree: ast.Module) -> dict[int, frozenset[str] | None] | None:
+    """What `suppressions` finds, from the lines (split as `tokenize` reads a source with no
+    carriage return) where a noqa comment can be: a comment starts at the first `#` of the line
+    outside its strings. None when a string on such a line spans lines."""
+    lines = text.split("\n")
+    wanted = [number for number, line in enumerate(lines, start=1) if NOQA.search(line)]
+    strings = _strings_on(tree, wanted)
+    if strings is None:
+        return None
+    found: dict[int, frozenset[str] | None] = {}
+    for number in wanted:
+        line = lines[number - 1].encode("utf-8")  # `ast` columns count UTF-8 bytes
+        taken = strings.get(number, [])
+        start = line.find(b"#")
+        while start >= 0 and any(first <= start < last for first, last in taken):
+            start = line.find(b"#", start + 1)
+        if start < 0:
+            continue
+        codes = _codes(line[start:].decode("utf-8"))
+        if codes is not False:
+            found[number] = codes  # type: ignore[assignment]
+    return found
+
+
+_STRING_TYPES = tuple(
+    kind for kind in (getattr(ast, "JoinedStr", None), getattr(ast, "TemplateStr", None)) if kind
+)
+
+
+def _strings_on(tree: ast.Module, wanted: list[int]) -> dict[int, list[tuple[int, int]]] | None:
+    """The column ranges of the string literals on each of the `wanted` lines (sorted), entering
+    only the nodes whose lines meet one of them; None when one of those strings spans lines."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        start = getattr(node, "lineno", None)
+        if start is not None:
+            end = node.end_lineno or start  # type: ignore[attr-defined]
+            for decorator in getattr(node, "decorator_list", ()):
+                start = min(start, decorator.lineno)
+            at = bisect.bisect_left(wanted, start)
+            if at == len(wanted) or wanted[at] > end:
+                continue  # no wanted line in it, so none of its strings is on one
+            string = isinstance(node, _STRING_TYPES) or (
+                isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
+            )
+            if string:
+                if start != end:
+                    return None
+                found.setdefault(start, []).append((node.col_offset, node.end_col_offset))  # type: ignore[attr-defined]
+                continue
+        for child in ast.iter_child_nodes(node):
+            pending.append(child)
     return found
 
 

@@ -401,3 +401,37 @@ async def f(x):
             assert [id(n) for n in found.calls] == visited.calls
             checked += 1
     assert checked > 10_000
+
+
+NOQA_SOURCES = [
+    "x = 1  # noqa\ny = '# noqa: GATE100'\n",
+    "s = 'a # b'  # noqa: GATE100, GATE101\n",
+    "s = '''\n# noqa\n'''  # NOQA: GATE200\n",
+    "s = (\n    'one'  # noqa: GATE100\n    'two'\n)\n",
+    "f = f'{x!r} # {y}'  # noqa\nb = b'#'  # noqa: GATE900\n",
+    "@decorator('# noqa')  # noqa: GATE100\ndef run():\n    return 'é # x'  # noqa\n",
+    "def f():\n    '''Docstring # noqa.'''\n    pass  # noqa: GATE101\n",
+    "x = 1 \\\n    + 2  # noqa\n# noqa: GATE100 on its own line\n",
+    "x = 1  # noqa\r\ny = 2  # noqa: GATE100\r\n",
+    "x = '#'; y = \"# noqa\"  # real noqa: GATE102\n",
+]
+
+
+@pytest.mark.parametrize("text", NOQA_SOURCES)
+def test_noqa_from_the_tree_is_the_tokenizers(text: str) -> None:
+    import ast
+
+    from gate.source import suppressions
+
+    assert suppressions(text, ast.parse(text)) == suppressions(text)
+
+
+def test_noqa_from_the_tree_reads_lines_without_tokenizing() -> None:
+    import ast
+
+    from gate.source import _comment_suppressions
+
+    text = NOQA_SOURCES[1]
+    assert _comment_suppressions(text, ast.parse(text)) == {1: frozenset({"GATE100", "GATE101"})}
+    multi_line = NOQA_SOURCES[2]
+    assert _comment_suppressions(multi_line, ast.parse(multi_line)) is None  # tokenized
