@@ -31,7 +31,7 @@ from gate.analysis.candidates import (
     is_teardown_method,
     releases_acquired,
 )
-from gate.analysis.cstwalk import descendants, in_source_order
+from gate.analysis.cstwalk import descendants, in_source_order, parse_module
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -795,7 +795,7 @@ def parse_function(lines: Sequence[str], span: FunctionSpan) -> Snippet:
         body += "\n"
     offset = span.first_line - (2 if span.indented else 1)
     try:
-        module = cst.parse_module("if True:\n" + body if span.indented else body)
+        module = parse_module("if True:\n" + body if span.indented else body)
     except cst.ParserSyntaxError as error:
         line, column = _error_position(error)
         raise AnalysisError("libcst cannot parse this line", offset + line, column) from None
