@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -147,8 +148,14 @@ GREENLET_BRIDGES = frozenset({"await_only", "await_fallback", "await_"})
 
 
 def may_bridge(data: bytes) -> bool:
-    """Can the file call a greenlet bridge at all? (A byte test before any walk.)"""
-    return b"await_" in data
+    """Can the file call a greenlet bridge at all? (A byte test before any walk: one of the
+    names as a whole word, which `__await__` is not.)"""
+    return b"await_" in data and _BRIDGE_WORD.search(data) is not None
+
+
+_BRIDGE_WORD = re.compile(
+    rb"\b(?:" + b"|".join(sorted(n.encode() for n in GREENLET_BRIDGES)) + rb")\b"
+)
 
 
 def _bridges(function: ast.FunctionDef) -> bool:
@@ -230,14 +237,24 @@ def _vocabulary(config: TeardownConfig) -> Vocabulary:
 _NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 
 
-def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of a function's own code, not entering nested functions, classes or lambdas,
     in no particular order (`ctx` markers left out)."""
+    found: list[ast.AST] = []
     pending = list(child_nodes(function, _NESTED))
+    pop, push, add = pending.pop, pending.append, found.append
     while pending:
-        node = pending.pop()
-        yield node
-        pending.extend(child_nodes(node, _NESTED))
+        node = pop()
+        add(node)
+        for name in node_fields(type(node)):
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and type(item) not in _NESTED:
+                        push(item)
+            elif isinstance(value, ast.AST) and type(value) not in _NESTED:
+                push(value)
+    return found
 
 
 def _own_statements(node: ast.AST) -> Iterator[ast.stmt]:
@@ -253,18 +270,21 @@ def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
     acquired with an await, a container it put one in, or an item of such a container."""
     if not _awaited_targets(list(_own_statements(function))):
         return ()  # found from the statements alone, without visiting every expression
-    nodes = list(_own_nodes(function))
+    nodes = _own_nodes(function)
     holders = _awaited_targets(nodes)
-    holders |= {name for node in nodes for name in _container_of(node, holders)}
-    holders |= {name for node in nodes for name in _item_of(node, holders)}
+    calls = [node for node in nodes if type(node) is ast.Call]
+    loops = [node for node in nodes if type(node) in _LOOPS]
+    holders |= {name for call in calls for name in _container_of(call, holders)}
+    holders |= {name for loop in loops for name in _item_of(loop, holders)}
     acted = {
-        node.func.attr
-        for node in nodes
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and _names([*node.args, node.func.value]) & holders
+        call.func.attr
+        for call in calls
+        if isinstance(call.func, ast.Attribute) and _names([*call.args, call.func.value]) & holders
     }
     return tuple(sorted(acted))
+
+
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.comprehension})  # the nodes `_item_of` reads
 
 
 def _awaited_targets(nodes: list[ast.AST]) -> set[str]:
