@@ -274,7 +274,7 @@ def _parsed(paths: list[Path]) -> Iterator[tuple[Path, object]]:
 def test_descendants_and_positions_match_libcsts_visitors() -> None:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from gate.analysis.cstwalk import code_ranges, descendants
+    from gate.analysis.cstwalk import code_ranges, descendants, node_positions
 
     checked = 0
     for path, module in _parsed(sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS):
@@ -283,6 +283,11 @@ def test_descendants_and_positions_match_libcsts_visitors() -> None:
         assert sorted(found) == sorted(_visited(module)), path
         wrapped = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         assert dict(code_ranges(module)) == dict(wrapped), path
+        spans = node_positions(module)
+        assert len(spans) == len(wrapped), path
+        for node, code_range in wrapped.items():
+            start, end = code_range.start, code_range.end
+            assert spans[id(node)] == ((start.line, start.column), (end.line, end.column)), path
         checked += 1
     assert checked > 40
 
