@@ -155,7 +155,7 @@ def first_stage(
         return result
     result.noqa = suppressions(text, tree)
     try:
-        result.functions = measure(tree, path, settings.complexity.lowest_threshold)
+        result.functions = measure(tree, path, None)  # bodies are hashed when a rename is asked
     except RecursionError:
         message = "complexity not measured: the code is nested too deeply for radon"
         result.findings.append(analysis_skipped.finding(path, message))

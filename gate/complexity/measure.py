@@ -205,12 +205,22 @@ def _body_hash(node: FunctionNode) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def measure(tree: ast.Module, path: str, hash_floor: int = 0) -> list[FunctionComplexity]:
+def body_hash_at(tree: ast.Module, line: int, column: int) -> str:
+    """The body hash of the function whose `def` is at `line`, `column` (1-based, as measured),
+    "" when the tree has none there."""
+    for _, node in _walk(tree, ""):
+        if node.lineno == line and node.col_offset + 1 == column:
+            return _body_hash(node)
+    return ""
+
+
+def measure(tree: ast.Module, path: str, hash_floor: int | None = 0) -> list[FunctionComplexity]:
     """Every function and method in the tree, closures included, in source order.
 
     `path` is the project-relative POSIX path the keys and findings use. Only
     functions above `hash_floor` (the lowest threshold) get a body hash: only those can be new
-    crossings worth matching against a vanished baseline entry.
+    crossings worth matching against a vanished baseline entry. With `hash_floor` None none does:
+    the ratchet asks `body_hash_at` for the few it needs.
     """
     numbers = _counted_numbers(tree)
     if numbers is None:
@@ -232,7 +242,9 @@ def measure(tree: ast.Module, path: str, hash_floor: int = 0) -> list[FunctionCo
                 line=node.lineno,
                 column=node.col_offset + 1,
                 end_line=node.end_lineno or node.lineno,
-                body_hash=_body_hash(node) if complexity > hash_floor else "",
+                body_hash=_body_hash(node)
+                if hash_floor is not None and complexity > hash_floor
+                else "",
             )
         )
     return result
