@@ -55,10 +55,9 @@ def suppressions(text: str, tree: ast.Module | None = None) -> dict[int, frozens
     source is tokenized only when such a line meets a string that spans lines."""
     if "noqa" not in text:
         return {}
-    if tree is not None and "\r" not in text:
-        known = _comment_suppressions(text, tree)
-        if known is not None:
-            return known
+    known = _comment_suppressions(text, tree) if tree is not None else None
+    if known is not None:
+        return known
     found: dict[int, frozenset[str] | None] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -78,7 +77,10 @@ def suppressions(text: str, tree: ast.Module | None = None) -> dict[int, frozens
 def _comment_suppressions(text: str, tree: ast.Module) -> dict[int, frozenset[str] | None] | None:
     """What `suppressions` finds, from the lines (split as `tokenize` reads a source with no
     carriage return) where a noqa comment can be: a comment starts at the first `#` of the line
-    outside its strings. None when a string on such a line spans lines."""
+    outside its strings. None when a string on such a line spans lines, or the text has a
+    carriage return (`tokenize` reads lines of its own then)."""
+    if "\r" in text:
+        return None
     lines = text.split("\n")
     wanted = [number for number, line in enumerate(lines, start=1) if NOQA.search(line)]
     strings = _strings_on(tree, wanted)
@@ -86,17 +88,21 @@ def _comment_suppressions(text: str, tree: ast.Module) -> dict[int, frozenset[st
         return None
     found: dict[int, frozenset[str] | None] = {}
     for number in wanted:
-        line = lines[number - 1].encode("utf-8")  # `ast` columns count UTF-8 bytes
-        taken = strings.get(number, [])
-        start = line.find(b"#")
-        while start >= 0 and any(first <= start < last for first, last in taken):
-            start = line.find(b"#", start + 1)
-        if start < 0:
-            continue
-        codes = _codes(line[start:].decode("utf-8"))
+        comment = _comment(lines[number - 1], strings.get(number, []))
+        codes = _codes(comment) if comment is not None else False
         if codes is not False:
             found[number] = codes  # type: ignore[assignment]
     return found
+
+
+def _comment(line: str, strings: list[tuple[int, int]]) -> str | None:
+    """The comment of a line whose strings lie at these UTF-8 byte ranges: from its first `#`
+    outside them to the end."""
+    data = line.encode("utf-8")  # `ast` columns count UTF-8 bytes
+    start = data.find(b"#")
+    while start >= 0 and any(first <= start < last for first, last in strings):
+        start = data.find(b"#", start + 1)
+    return data[start:].decode("utf-8") if start >= 0 else None
 
 
 _STRING_TYPES = tuple(
@@ -111,25 +117,36 @@ def _strings_on(tree: ast.Module, wanted: list[int]) -> dict[int, list[tuple[int
     pending: list[ast.AST] = [tree]
     while pending:
         node = pending.pop()
-        start = getattr(node, "lineno", None)
-        if start is not None:
-            end = node.end_lineno or start  # type: ignore[attr-defined]
-            for decorator in getattr(node, "decorator_list", ()):
-                start = min(start, decorator.lineno)
+        lines = _lines(node)
+        if lines is not None:
+            start, end = lines
             at = bisect.bisect_left(wanted, start)
             if at == len(wanted) or wanted[at] > end:
                 continue  # no wanted line in it, so none of its strings is on one
-            string = isinstance(node, _STRING_TYPES) or (
-                isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
-            )
-            if string:
+            if _is_string(node):
                 if start != end:
                     return None
                 found.setdefault(start, []).append((node.col_offset, node.end_col_offset))  # type: ignore[attr-defined]
                 continue
-        for child in ast.iter_child_nodes(node):
-            pending.append(child)
+        pending.extend(ast.iter_child_nodes(node))
     return found
+
+
+def _lines(node: ast.AST) -> tuple[int, int] | None:
+    """The first and last line of a node with a position (decorators included)."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return None
+    for decorator in getattr(node, "decorator_list", ()):
+        start = min(start, decorator.lineno)
+    return start, node.end_lineno or start  # type: ignore[attr-defined]
+
+
+def _is_string(node: ast.AST) -> bool:
+    """A string literal: a str or bytes constant, an f-string (not entered), a t-string."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes)
+    return isinstance(node, _STRING_TYPES)
 
 
 def suppressed(finding: Finding, noqa: Suppressions) -> bool:

@@ -276,12 +276,16 @@ def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
     loops = [node for node in nodes if type(node) in _LOOPS]
     holders |= {name for call in calls for name in _container_of(call, holders)}
     holders |= {name for loop in loops for name in _item_of(loop, holders)}
-    acted = {
+    return tuple(sorted(_methods_on(calls, holders)))
+
+
+def _methods_on(calls: list[ast.Call], holders: set[str]) -> set[str]:
+    """The final names of the method calls whose receiver or an argument is a held name."""
+    return {
         call.func.attr
         for call in calls
         if isinstance(call.func, ast.Attribute) and _names([*call.args, call.func.value]) & holders
     }
-    return tuple(sorted(acted))
 
 
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.comprehension})  # the nodes `_item_of` reads

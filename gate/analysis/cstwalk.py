@@ -298,42 +298,32 @@ _SKIPPED: dict[tuple[type, ...], dict[type, bool]] = {}
 
 
 def _children_in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
-    kind = type(node)
-    names = _ORDERED_FIELDS.get(kind)
-    if names is None:
-        names = _ORDERED_FIELDS[kind] = _SOURCE_ORDER.get(kind) or _child_fields(kind)
+    kept = _KEPT
     children: list[cst.CSTNode] = []
-    add = children.append
-    for name in names:
+    for name in _ORDERED_FIELDS[type(node)]:
         value = getattr(node, name)
-        value_kind = type(value)
-        if value_kind is tuple or value_kind is list:
-            for item in value:
-                keep = _KEPT.get(type(item))
-                if keep is None:
-                    keep = _kept(type(item))
-                if keep:
-                    add(item)
-            continue
-        keep = _KEPT.get(value_kind)
-        if keep is None:
-            keep = _kept(value_kind)
-        if keep:
-            add(value)
-        elif not keep and isinstance(value, tuple | list):  # a sequence of another type
-            children.extend(item for item in value if _kept(type(item)))
+        if kept[type(value)]:
+            children.append(value)
+        elif isinstance(value, tuple | list):
+            children.extend([item for item in value if kept[type(item)]])
     return children
 
 
-# Each node type's fields in the order its children are taken (computed once per type), and
-# whether a value of a type is a node that is not layout: `isinstance(value, cst.CSTNode)` asks
-# an ABC, several times slower than a dict.
-_ORDERED_FIELDS: dict[type, tuple[str, ...]] = {}
-_KEPT: dict[type, bool] = {str: False, type(None): False, tuple: False, list: False}
+class _OrderedFields(dict[type, tuple[str, ...]]):
+    """Each node type's fields in the order its children are taken, computed once per type."""
+
+    def __missing__(self, kind: type) -> tuple[str, ...]:
+        names = self[kind] = _SOURCE_ORDER.get(kind) or _child_fields(kind)
+        return names
 
 
-def _kept(kind: type) -> bool:
-    keep = _KEPT.get(kind)
-    if keep is None:
-        keep = _KEPT[kind] = issubclass(kind, cst.CSTNode) and kind not in LAYOUT
-    return keep
+class _Kept(dict[type, bool]):
+    """Whether a value of a type is a node that is not layout, decided once per type:
+    `isinstance(value, cst.CSTNode)` asks an ABC, several times slower than a dict."""
+
+    def __missing__(self, kind: type) -> bool:
+        keep = self[kind] = issubclass(kind, cst.CSTNode) and kind not in LAYOUT
+        return keep
+
+
+_ORDERED_FIELDS, _KEPT = _OrderedFields(), _Kept()

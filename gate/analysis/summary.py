@@ -413,11 +413,16 @@ class _ModuleWalk:
                 node, self.vocabulary, self.step_names, never
             )
         self.sites += call_sites(node, awaited, qualname, owner or "")
-        manager = owner is not None and node.name in SHIELD_MANAGER_METHODS and self.may_shield
-        if manager and _opens_shield(node):
-            self.managers.add(owner)
+        if owner is not None and node.name in SHIELD_MANAGER_METHODS:
+            self.shield_manager(node, owner)
         self.record_types(node, qualname, owner)
         self.walk(node, f"{qualname}.<locals>.", None)
+
+    def shield_manager(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> None:
+        """A class whose `__init__`/`__enter__`/`__aenter__` opens a shield scope is a shield
+        manager (a source that never says `shield` has none)."""
+        if self.may_shield and _opens_shield(node):
+            self.managers.add(owner)
 
     def record_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
@@ -467,23 +472,15 @@ def call_sites(
     add = sites.append
     for child in nodes:
         kind = type(child)
-        if kind is ast.Call:
-            for passed in child.args:
-                if type(passed) in _NAMED:
-                    add(_site(passed, caller, owner, False))
-            for keyword in child.keywords:
-                if type(keyword.value) in _NAMED:
-                    add(_site(keyword.value, caller, owner, False))
-            if type(child.func) not in _NAMED:
-                continue
-            if id(child) in shielded_by_call:
-                add(_site(child.func, caller, owner, shielded_by_call[id(child)]))
+        for passed in _handed_on(child, kind):
+            if type(passed) in _NAMED:
+                add(_site(passed, caller, owner, False))
+        if kind is ast.Call and type(child.func) in _NAMED:
+            shielded = shielded_by_call.get(id(child))
+            if shielded is not None:
+                add(_site(child.func, caller, owner, shielded))
             elif id(child) not in statements:
                 add(_site(child.func, caller, owner, False))
-        else:
-            for passed in _handed_on(child, kind):
-                if type(passed) in _NAMED:
-                    add(_site(passed, caller, owner, False))
     return tuple(sites)
 
 
@@ -505,9 +502,13 @@ _HANDS_ON_ELEMENTS = frozenset({ast.Tuple, ast.List, ast.Set})
 
 
 def _handed_on(node: ast.AST, kind: type) -> list[ast.expr]:
-    """The expressions a node (of type `kind`, not a call: a call hands on its arguments)
-    hands on as values: assigned and returned values, container elements
+    """The expressions a node (of type `kind`) hands on as values: call arguments
+    (`start_soon(self.stop)`), assigned and returned values, container elements
     (`(("mcp", shutdown_sessions),)`)."""
+    if kind is ast.Call:
+        if not node.keywords:  # type: ignore[attr-defined]
+            return node.args  # type: ignore[attr-defined]
+        return [*node.args, *(keyword.value for keyword in node.keywords)]  # type: ignore[attr-defined]
     if kind in _HANDS_ON_VALUE:
         return [node.value] if node.value is not None else []  # type: ignore[attr-defined]
     if kind in _HANDS_ON_ELEMENTS:
@@ -527,8 +528,9 @@ def _own_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes of a function's body (or a module's top level), not entering nested functions
     or classes, depth first (each node's fields in order, the last one's nodes first). Loops
     rather than `child_nodes`: this runs once per node of every summarised file."""
+    walked = _WALKED
     found: list[ast.AST] = []
-    pending = [child for child in getattr(node, "body", []) if type(child) not in _NOT_WALKED]
+    pending = [child for child in getattr(node, "body", []) if walked[type(child)]]
     pop, push, add = pending.pop, pending.append, found.append
     while pending:
         current = pop()
@@ -537,11 +539,19 @@ def _own_nodes(node: ast.AST) -> list[ast.AST]:
             value = getattr(current, name)
             if type(value) is list:
                 for item in value:
-                    if type(item) not in _NOT_WALKED and isinstance(item, ast.AST):
+                    if walked[type(item)]:
                         push(item)
-            elif type(value) not in _NOT_WALKED and isinstance(value, ast.AST):
+            elif walked[type(value)]:
                 push(value)
     return found
+
+
+class _Walked(dict[type, bool]):
+    """Whether `_own_nodes` enters a value of a type: a node, not of the `_NOT_WALKED` types."""
+
+    def __missing__(self, kind: type) -> bool:
+        walked = self[kind] = issubclass(kind, ast.AST) and kind not in _NOT_WALKED
+        return walked
 
 
 # Nested scopes, and leaves that hold no call and hand nothing on by themselves (a name handed
@@ -565,6 +575,8 @@ _NOT_WALKED = frozenset(
     }
 )
 
+
+_WALKED = _Walked()
 
 # Methods where a context manager class opens the shielded scope it enters.
 SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
@@ -79,6 +79,7 @@ def _match(node: Any) -> int:
 
 # What each node adds to the function whose code holds it: radon's decision points.
 _DECISIONS: dict[type, Any] = {
+    ast.Assert: lambda node: 1,
     ast.If: lambda node: 1,
     ast.IfExp: lambda node: 1,
     ast.For: _loop,
@@ -95,7 +96,7 @@ _DECISIONS: dict[type, Any] = {
 SAFE_DEPTH = 200
 
 
-# (node, depth, the function whose count it adds to: a (line, column) key or None)
+# (node, depth, the function whose count it adds to: a (line, column) key, None outside one)
 _Pending = list[tuple[ast.AST, int, tuple[int, int] | None]]
 
 # Nodes that add nothing and hold no node radon counts: they are never queued.
@@ -116,6 +117,37 @@ _LEAVES = frozenset(
         ),
     }
 )
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+class _Queued(dict[type, bool]):
+    """Whether a value of a type is a node to queue: a node, and not a leaf."""
+
+    def __missing__(self, kind: type) -> bool:
+        queued = self[kind] = issubclass(kind, ast.AST) and kind not in _LEAVES
+        return queued
+
+
+class _Visited(dict[type, tuple[tuple[str, ...], tuple[str, ...]]]):
+    """The fields of a node type radon visits, as (those holding one value, those holding a
+    list), learnt from the first node of the type: a function's or class's body only; an
+    `assert`'s nothing (it counts 1 and is not entered)."""
+
+    def __init__(self) -> None:
+        super().__init__({kind: ((), ("body",)) for kind in _SCOPES})
+        self[ast.Assert] = ((), ())
+
+    def of(self, node: ast.AST) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        kind = type(node)
+        found = self.get(kind)
+        if found is None:
+            names = node_fields(kind)
+            lists = tuple(name for name in names if type(getattr(node, name)) is list)
+            found = self[kind] = (tuple(n for n in names if n not in lists), lists)
+        return found
+
+
+_QUEUED, _VISITED = _Queued(), _Visited()
 
 
 def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
@@ -125,51 +157,57 @@ def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
     function's decorators, defaults and annotations and a class's bases count for nothing.
 
     One loop over the nodes, each node's children queued in place (this runs once per node of
-    every file); a child deeper than SAFE_DEPTH ends the count as soon as it is met."""
-    numbers: dict[tuple[int, int], int] = {}
+    every file); decisions outside functions are counted for None and dropped."""
+    numbers: dict[tuple[int, int] | None, int] = {None: 0}
     pending: _Pending = [(tree, 0, None)]
     pop, push = pending.pop, pending.append
-    leaves, decisions_of, fields = _LEAVES, _DECISIONS, node_fields
+    queued, visited, counted = _QUEUED, _VISITED, _COUNTED
     while pending:
         node, depth, owner = pop()
+        if depth > SAFE_DEPTH:
+            return None
         kind = type(node)
-        depth += 1  # the depth of its children
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            owner = (node.lineno, node.col_offset)
-            numbers[owner] = 1
-            if depth > SAFE_DEPTH:
-                return None
-            for child in node.body:
-                push((child, depth, owner))
-            continue
-        if kind is ast.ClassDef:
-            if depth > SAFE_DEPTH:
-                return None
-            for child in node.body:
-                push((child, depth, None))
-            continue
-        if owner is not None:
-            if kind is ast.Assert:
-                numbers[owner] += 1
-                continue
-            decisions = decisions_of.get(kind)
-            if decisions is not None:
-                numbers[owner] += decisions(node)
-        for name in fields(kind):
+        if kind in counted:
+            owner = counted[kind](node, owner, numbers)
+        singles, lists = visited.of(node)
+        depth += 1
+        for name in singles:
             value = getattr(node, name)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        if depth > SAFE_DEPTH:
-                            return None
-                        if type(item) not in leaves:
-                            push((item, depth, owner))
-            elif isinstance(value, ast.AST):
-                if depth > SAFE_DEPTH:
-                    return None
-                if type(value) not in leaves:
-                    push((value, depth, owner))
-    return numbers
+            if queued[type(value)]:
+                push((value, depth, owner))
+        for name in lists:
+            for item in getattr(node, name):
+                if queued[type(item)]:
+                    push((item, depth, owner))
+    del numbers[None]
+    return numbers  # type: ignore[return-value]
+
+
+_Numbers = dict[tuple[int, int] | None, int]
+_Owner = tuple[int, int] | None
+
+
+def _scope(node: ast.AST, owner: _Owner, numbers: _Numbers) -> _Owner:
+    """The owner of a function's or class's body: the function (counting 1), none for a class."""
+    if type(node) is ast.ClassDef:
+        return None
+    key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    numbers[key] = 1
+    return key
+
+
+def _adding(decisions: Callable[[Any], int]) -> Callable[[ast.AST, _Owner, _Numbers], _Owner]:
+    def add(node: ast.AST, owner: _Owner, numbers: _Numbers) -> _Owner:
+        numbers[owner] += decisions(node)
+        return owner
+
+    return add
+
+
+# What a node of each counted type does to the count: a decision point adds to its owner's, a
+# function or class starts the count its body adds to.
+_COUNTED = {kind: _adding(decisions) for kind, decisions in _DECISIONS.items()}
+_COUNTED.update(dict.fromkeys(_SCOPES, _scope))
 
 
 def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:

@@ -88,7 +88,7 @@ def judge(
             judged.append(Judged(function, threshold, allowed))
             continue
         before = inputs.previous(function.key) if inputs.previous is not None else None
-        likely = bodies.get(_body_hash(function, inputs)) if bodies else None
+        likely = _likely_rename(function, bodies, inputs)
         if likely is not None:
             renamed_to[likely] = function.key
         judged.append(
@@ -114,10 +114,16 @@ def judge(
     return RatchetFacts(tuple(judged), gone, Severity(config.stale_severity))
 
 
-def _body_hash(function: FunctionComplexity, inputs: RatchetInputs) -> str:
+def _likely_rename(
+    function: FunctionComplexity, bodies: dict[str, str], inputs: RatchetInputs
+) -> str | None:
+    """The vanished baseline key whose body the function has, if any (its body is hashed only
+    when there are vanished bodies to match)."""
+    if not bodies:
+        return None
     if function.body_hash or inputs.body_hash is None:
-        return function.body_hash
-    return inputs.body_hash(function)
+        return bodies.get(function.body_hash)
+    return bodies.get(inputs.body_hash(function))
 
 
 @dataclass
