@@ -4,6 +4,7 @@ computed otherwise, on worker processes when there are enough files."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gate import workers as workers_module
 from gate.analysis.summary import ModuleSummary, ProjectIndex
 from gate.cache import ResultCache, signature
 from gate.config import GateConfig
@@ -122,12 +124,28 @@ def _compute(
             results.append(work(job))
             done()
         return results
-    from concurrent.futures import ProcessPoolExecutor  # loaded only for parallel work
-
-    # the largest files first, in small chunks, so that no worker is left with a big one at
-    # the end while the others wait
+    # the largest files first, so that no worker is left with a big one at the end while the
+    # others wait
     weight = size or _size
     order = sorted(range(len(jobs)), key=lambda i: weight(jobs[i]), reverse=True)
+    if workers_module.available():
+        start = functools.partial(_start_worker, os.getpid(), index)
+        return workers_module.run(work, jobs, order, workers, start, done, meanwhile)
+    return _pooled(work, jobs, order, workers, done, index, meanwhile)
+
+
+def _pooled(
+    work: Callable[[_Job], Any],
+    jobs: list[_Job],
+    order: list[int],
+    workers: int,
+    done: Callable[[], None],
+    index: ProjectIndex | None,
+    meanwhile: Callable[[], None] | None,
+) -> list[Any]:
+    """`_compute` where processes cannot be forked: a ProcessPoolExecutor, in small chunks."""
+    from concurrent.futures import ProcessPoolExecutor
+
     chunk = max(1, min(8, len(jobs) // (workers * 16)))
     with ProcessPoolExecutor(
         max_workers=workers,

@@ -454,3 +454,68 @@ def test_parsing_without_validation_builds_the_same_trees() -> None:
         assert built.code == text
     with pytest.raises(cst.CSTValidationError):  # validation is back once parsing is done
         cst.Name("not a name")
+
+
+# -- the forked workers
+
+
+def _doubled(number: int) -> int:
+    if number == 13:
+        raise ValueError("thirteen")
+    return 2 * number
+
+
+def _killed(number: int) -> int:
+    import os
+    import signal
+
+    if number == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return number
+
+
+def test_workers_answer_every_job_in_order_and_run_meanwhile_beside() -> None:
+    from gate import workers
+
+    jobs = list(range(12))
+    seen: list[str] = []
+    done: list[int] = []
+    order = sorted(jobs, reverse=True)
+    results = workers.run(
+        _doubled,
+        jobs,
+        order,
+        2,
+        lambda: None,
+        lambda: done.append(1),
+        lambda: seen.append("meanwhile"),
+    )
+    assert results == [2 * number for number in jobs]
+    assert seen == ["meanwhile"] and len(done) == len(jobs)
+    assert not workers._OPEN  # every pipe closed, every worker waited for
+
+
+def test_workers_raise_what_a_job_raised_and_when_one_dies() -> None:
+    from gate import workers
+
+    with pytest.raises(ValueError, match="thirteen"):
+        workers.run(_doubled, list(range(20)), list(range(20)), 2, lambda: None, lambda: None)
+    with pytest.raises(workers.WorkerDied):
+        workers.run(_killed, list(range(8)), list(range(8)), 2, lambda: None, lambda: None)
+
+    def fails() -> None:
+        raise RuntimeError("meanwhile failed")
+
+    with pytest.raises(RuntimeError, match="meanwhile failed"):
+        workers.run(_doubled, [1, 2], [0, 1], 2, lambda: None, lambda: None, fails)
+    assert not workers._OPEN
+
+
+def test_workers_pass_large_jobs_and_results_without_waiting_on_each_other() -> None:
+    from gate import workers
+
+    jobs = [bytes([number]) * 300_000 for number in range(8)]  # each larger than a pipe holds
+    results = workers.run(
+        lambda data: data * 2, jobs, list(range(8)), 2, lambda: None, lambda: None
+    )
+    assert results == [data * 2 for data in jobs]
