@@ -64,3 +64,12 @@ def child_nodes(node: ast.AST, skip: frozenset[type] = frozenset()) -> Iterator[
 
 def _kept(value: object, skip: frozenset[type]) -> bool:
     return isinstance(value, ast.AST) and type(value) not in skip
+
+
+# The node types with blocks of statements (compound statements, handlers, match cases): the
+# only ones a walk over statements needs to enter.
+HOLDS_STATEMENTS = frozenset(
+    kind
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST) and _blocks_of(kind)
+)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
 from gate.analysis.vocabulary import Vocabulary
-from gate.astwalk import child_nodes, child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, child_nodes, child_statements, node_fields
 from gate.config import TeardownConfig
 
 
@@ -198,7 +198,7 @@ def index_functions(
                 walk(child, f"{qualname}.", qualname)
             elif isinstance(child, ast.Import | ast.ImportFrom):
                 libraries.update(_imported(child))
-            else:
+            elif type(child) in HOLDS_STATEMENTS:
                 walk(child, prefix, owner)
 
     walk(tree, "", None)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
-from gate.astwalk import child_nodes, child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, child_nodes, child_statements, node_fields
 
 
 @dataclass(frozen=True)
@@ -386,7 +386,7 @@ class _ModuleWalk:
                 for name, annotated in _annotated_fields(child):
                     self.types[(qualname, name)] = annotated
                 self.walk(child, f"{qualname}.", qualname)
-            else:
+            elif type(child) in HOLDS_STATEMENTS:
                 self.walk(child, prefix, owner)
 
     def imported(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -755,7 +755,7 @@ def unbounded_queues(tree: ast.Module) -> frozenset[tuple[str, str]]:
                 visit(child, f"{qualname}.<locals>.", None)
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.", prefix + child.name)
-            else:
+            elif type(child) in HOLDS_STATEMENTS:
                 visit(child, prefix, owner)
 
     visit(tree, "", None)

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
 
-from gate.astwalk import child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, child_statements, node_fields
 
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
@@ -57,7 +57,7 @@ def _walk(node: ast.AST, prefix: str) -> Iterator[tuple[str, FunctionNode]]:
             yield from _walk(child, f"{qualname}.<locals>.")
         elif isinstance(child, ast.ClassDef):
             yield from _walk(child, f"{prefix}{child.name}.")
-        else:
+        elif type(child) in HOLDS_STATEMENTS:
             yield from _walk(child, prefix)
 
 
