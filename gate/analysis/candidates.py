@@ -175,24 +175,9 @@ def index_functions(
     def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                qualname = prefix + child.name
-                is_async = isinstance(child, ast.AsyncFunctionDef)
-                spans.append(
-                    FunctionSpan(
-                        qualname,
-                        owner,
-                        child.name,
-                        is_async,
-                        child.lineno,
-                        child.end_lineno or child.lineno,
-                        child.col_offset > 0,
-                        is_async and _has_region_syntax(child),
-                        child.name in registered,
-                        _acts_on_acquired(child) if is_async else (),
-                        bridges and not is_async and _bridges(child),  # type: ignore[arg-type]
-                    )
-                )
-                walk(child, f"{qualname}.<locals>.", None)
+                span = _span(child, prefix + child.name, owner, registered, bridges)
+                spans.append(span)
+                walk(child, f"{span.qualname}.<locals>.", None)
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
                 walk(child, f"{qualname}.", qualname)
@@ -203,6 +188,29 @@ def index_functions(
 
     walk(tree, "", None)
     return spans, bool(libraries & LEVEL_TRIGGERED_LIBRARIES)
+
+
+def _span(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    owner: str | None,
+    registered: frozenset[str],
+    bridges: bool,
+) -> FunctionSpan:
+    is_async = isinstance(function, ast.AsyncFunctionDef)
+    return FunctionSpan(
+        qualname,
+        owner,
+        function.name,
+        is_async,
+        function.lineno,
+        function.end_lineno or function.lineno,
+        function.col_offset > 0,
+        is_async and _has_region_syntax(function),
+        function.name in registered,
+        _acts_on_acquired(function) if is_async else (),  # type: ignore[arg-type]
+        bridges and not is_async and _bridges(function),  # type: ignore[arg-type]
+    )
 
 
 def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = True) -> bool:
