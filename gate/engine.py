@@ -111,12 +111,12 @@ def _compute(
     worth_workers: bool | None = None,
 ) -> list[Any]:
     """`work` on every job, results in order, on worker processes when there is enough work
-    (`worth_workers`; by default, when there are enough jobs), the largest (`size`) first; then
-    `meanwhile` runs in this process while the workers do the jobs."""
+    (`worth_workers`; by default, when the files hold enough bytes), the largest (`size`)
+    first; then `meanwhile` runs in this process while the workers do the jobs."""
     global _INDEX
     workers = worker_count(options.jobs, len(jobs))
     if worth_workers is None:
-        worth_workers = len(jobs) >= 32
+        worth_workers = len(jobs) > 1 and sum(map(_size, jobs)) >= BYTES_FOR_WORKERS
     if workers <= 1 or not worth_workers:
         _INDEX = index
         results = []
@@ -172,6 +172,10 @@ def _size(job: _Job) -> int:
     except OSError:
         return 0
 
+
+# Bytes of source above which the first stage is worth worker processes: it reads about a
+# megabyte a second, and forking and feeding two workers costs a few hundredths of a second.
+BYTES_FOR_WORKERS = 100_000
 
 # Lines of async code above which the teardown stage is worth worker processes: libcst parses
 # and walks about four thousand lines a second, and starting a pool costs a few hundredths.

@@ -183,7 +183,8 @@ def _corpus(root: Path, count: int) -> None:
 
 
 def test_parallel_workers_give_the_same_report(in_tmp: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(engine, "TEARDOWN_LINES_FOR_WORKERS", 0)  # both stages on workers
+    monkeypatch.setattr(engine, "BYTES_FOR_WORKERS", 0)  # both stages on workers
+    monkeypatch.setattr(engine, "TEARDOWN_LINES_FOR_WORKERS", 0)
     _corpus(in_tmp, 60)
     serial = run_json(capsys, "--no-cache", "--jobs", "1")
     parallel = run_json(capsys, "--no-cache", "--jobs", "2")
