@@ -1,6 +1,6 @@
 """gate against the tools users would otherwise run, side by side, on one tree.
 
-    .venv/bin/python benchmarks/compare.py DIR [--repeat N] [--slow-repeat N]
+    .venv/bin/python benchmarks/compare.py DIR [--repeat N] [--slow-repeat N] [--against GATE]
 
 Fetches nothing: DIR is any directory of Python code. Every command runs as a whole process;
 the figures are medians of wall-clock seconds and the peak resident memory of the process tree
@@ -18,6 +18,10 @@ is printed before and after. Compare ratios taken in one run of this script, not
 on different days. Two one-file edits are timed: a comment appended to the middle file (the
 edit most tools' benchmarks use), and a comment inside an async function with a `finally:`,
 which the teardown rules must read again.
+
+`--against GATE` times a second gate executable (an install of an earlier version) in the same
+rounds: its cold runs are interleaved with the others, its warm and edit runs follow gate's, and
+its rows are named `against: ...`, so that before and after are compared under one load.
 """
 
 from __future__ import annotations
@@ -89,13 +93,18 @@ def python_files(tree: Path) -> list[Path]:
     return sorted(path for path in tree.rglob("*.py") if path.is_file())
 
 
-def gate_command() -> list[str]:
-    return [tool("gate") or "gate", "check", "--exit-zero", "--format", "json"]
+def gate_command(binary: str | None = None) -> list[str]:
+    return [binary or tool("gate") or "gate", "check", "--exit-zero", "--format", "json"]
 
 
-def cold_runs(tree: Path, scratch: Path, repeat: int) -> list[Measurement]:
+AGAINST = "against: "  # the name prefix of the rows of the gate given with --against
+
+
+def cold_runs(
+    tree: Path, scratch: Path, repeat: int, against: str | None = None
+) -> list[Measurement]:
     """gate cold (with and without ruff, on all cores and on one), xenon, radon and ruff
-    without its cache, interleaved round by round."""
+    without its cache, interleaved round by round (and the `against` gate's cold runs)."""
     gate = [*gate_command(), str(tree), "--no-cache"]
     with_ruff = scratch / "with-ruff"
     with_ruff.mkdir(exist_ok=True)
@@ -105,6 +114,10 @@ def cold_runs(tree: Path, scratch: Path, repeat: int) -> list[Measurement]:
         "gate cold + ruff (all cores)": (gate, with_ruff),
         "gate cold (--jobs 1)": ([*gate, "--jobs", "1"], scratch),
     }
+    if against is not None:
+        other = [*gate_command(against), str(tree), "--no-cache"]
+        commands[AGAINST + "gate cold (all cores)"] = (other, scratch)
+        commands[AGAINST + "gate cold (--jobs 1)"] = ([*other, "--jobs", "1"], scratch)
     ruff = tool("ruff")
     if ruff:
         select = [ruff, "check", "--select", "C901,ASYNC", "--exit-zero", "--quiet", str(tree)]
@@ -143,7 +156,13 @@ def _inside_async_function(files: list[Path]) -> tuple[Path, int] | None:
 
 
 def edit_run(
-    name: str, victim: Path, at_line: int | None, tree: Path, scratch: Path, repeat: int
+    name: str,
+    victim: Path,
+    at_line: int | None,
+    tree: Path,
+    scratch: Path,
+    repeat: int,
+    binary: str | None = None,
 ) -> Measurement:
     """gate with one file edited before each run: a comment inserted after line `at_line`,
     or appended when it is None."""
@@ -158,7 +177,7 @@ def edit_run(
             victim.write_bytes(b"".join(lines[:at_line]) + comment + b"".join(lines[at_line:]))
 
     try:
-        command = [*gate_command(), str(tree)]
+        command = [*gate_command(binary), str(tree)]
         result = measure(name, command, scratch, repeat, before_each=touch, warmup=True)
     finally:
         victim.write_bytes(original)
@@ -177,13 +196,35 @@ def warm_runs(tree: Path, files: list[Path], scratch: Path, repeat: int) -> list
         select = [ruff, "check", "--select", "C901,ASYNC", "--exit-zero", "--quiet", str(tree)]
         cached = [*select, "--cache-dir", str(scratch / "ruff-cache")]
         runs.append(measure("ruff C901,ASYNC (cache)", cached, scratch, repeat, warmup=True))
+    runs += edit_runs(tree, files, scratch, repeat)
+    return runs
+
+
+def edit_runs(
+    tree: Path, files: list[Path], scratch: Path, repeat: int, binary: str | None = None
+) -> list[Measurement]:
+    """gate with the middle file changed, then with an async function changed."""
+    prefix = AGAINST if binary is not None else ""
     victim = files[len(files) // 2]
-    runs.append(edit_run("gate, one file changed", victim, None, tree, scratch, repeat))
+    name = prefix + "gate, one file changed"
+    runs = [edit_run(name, victim, None, tree, scratch, repeat, binary)]
     inside = _inside_async_function(files)
     if inside is not None:
-        name = "gate, one async function changed"
-        runs.append(edit_run(name, inside[0], inside[1], tree, scratch, repeat))
+        name = prefix + "gate, one async function changed"
+        runs.append(edit_run(name, inside[0], inside[1], tree, scratch, repeat, binary))
     return runs
+
+
+def against_runs(tree: Path, files: list[Path], against: str, repeat: int) -> list[Measurement]:
+    """The `against` gate's warm and edit runs, from a scratch directory of its own."""
+    scratch = Path(tempfile.mkdtemp(prefix="gate-bench-against-"))
+    try:
+        (scratch / "pyproject.toml").write_text("[tool.gate]\n")
+        gate = [*gate_command(against), str(tree)]
+        runs = [measure(AGAINST + "gate warm (cache)", gate, scratch, repeat, warmup=True)]
+        return runs + edit_runs(tree, files, scratch, repeat, against)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def flake8_run(tree: Path, scratch: Path, times: int) -> list[Measurement]:
@@ -222,6 +263,15 @@ def report(results: list[Measurement]) -> None:
         print(f"one changed async function: {inside:.3f} s")
     peak = max(item.peak_mb for item in results if item.name.startswith("gate"))
     print(f"gate peak memory (largest process): {peak:.0f} MB (target < 300 MB)")
+    if (
+        AGAINST + "gate cold (all cores)" in named
+        and "xenon (no baseline, no teardown rules)" in named
+    ):
+        other = named[AGAINST + "gate cold (all cores)"].median
+        print(
+            f"against: cold gate / xenon: {other / xenon:.2f}; "
+            f"cold gate / against: {cold / other:.2f}"
+        )
 
 
 def _load() -> str:
@@ -235,6 +285,9 @@ def main() -> int:
     parser.add_argument(
         "--slow-repeat", type=int, default=1, help="runs of flake8, 0 to skip (default 1)"
     )
+    parser.add_argument(
+        "--against", metavar="GATE", help="another gate executable to time in the same rounds"
+    )
     args = parser.parse_args()
     tree = args.tree.resolve()
     files = python_files(tree)
@@ -245,13 +298,15 @@ def main() -> int:
     print(f"cores: {os.cpu_count()}; runs per command: {args.repeat} (flake8: {args.slow_repeat})")
     try:
         print(f"load average before: {_load()}")
-        results = cold_runs(tree, scratch, args.repeat)
+        results = cold_runs(tree, scratch, args.repeat, args.against)
         print(f"load average after the cold runs: {_load()}")
         for item in results:
             print(
                 f"  {item.name:44} {item.median:9.3f} s  runs {[round(s, 2) for s in item.seconds]}"
             )
         results += warm_runs(tree, files, scratch, args.repeat)
+        if args.against is not None:
+            results += against_runs(tree, files, args.against, args.repeat)
         results += flake8_run(tree, scratch, args.slow_repeat)
         print(f"load average after: {_load()}")
         report(results)

@@ -7,16 +7,36 @@ import ast
 from collections.abc import Iterator
 
 
-def child_statements(node: ast.AST) -> Iterator[ast.stmt]:
-    """The statements directly inside `node`'s blocks (body, else, finally, handlers, cases)."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(node, name, None)
-        if isinstance(block, list):
-            yield from block
-    for handler in getattr(node, "handlers", ()):
-        yield from handler.body
-    for case in getattr(node, "cases", ()):
-        yield from case.body
+def child_statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly inside `node`'s blocks (body, else, finally, handlers, cases), in
+    that order."""
+    kind = type(node)
+    blocks = _BLOCKS.get(kind)
+    if blocks is None:
+        blocks = _BLOCKS[kind] = _blocks_of(kind)
+    if not blocks:
+        return []  # most statements hold none
+    found: list[ast.stmt] = []
+    for name in blocks:
+        block = getattr(node, name)
+        if name == "handlers" or name == "cases":
+            for inner in block:
+                found.extend(inner.body)
+        elif isinstance(block, list):
+            found.extend(block)
+    return found
+
+
+_BLOCKS: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks_of(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that hold statements, handlers or cases, in the order
+    `child_statements` reads them (a Lambda's or an IfExp's `body` is an expression)."""
+    declared = getattr(kind, "_fields", ())
+    return tuple(
+        name for name in ("body", "orelse", "finalbody", "handlers", "cases") if name in declared
+    )
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -44,3 +64,12 @@ def child_nodes(node: ast.AST, skip: frozenset[type] = frozenset()) -> Iterator[
 
 def _kept(value: object, skip: frozenset[type]) -> bool:
     return isinstance(value, ast.AST) and type(value) not in skip
+
+
+# The node types with blocks of statements (compound statements, handlers, match cases): the
+# only ones a walk over statements needs to enter.
+HOLDS_STATEMENTS = frozenset(
+    kind
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST) and _blocks_of(kind)
+)

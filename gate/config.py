@@ -174,10 +174,6 @@ class ComplexityConfig:
         default="error", metadata=alias("stale-severity")
     )
 
-    @property
-    def lowest_threshold(self) -> int:
-        return min([self.threshold, *(path.threshold for path in self.paths)])
-
 
 def _docs_url_formats(value: str | None) -> str | None:
     # Checked when the config loads, not when a renderer first formats it.

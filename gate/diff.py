@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gate import git
+
+if TYPE_CHECKING:
+    import subprocess
 from gate.model import ComplexityDetail, Finding, TeardownDetail
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")

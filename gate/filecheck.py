@@ -11,11 +11,10 @@ import ast
 import functools
 import hashlib
 import os
-import re
 import stat
 import warnings
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.analysis.candidates import (
@@ -54,6 +53,11 @@ class Prepared:
     digest: str
     spans: list[FunctionSpan]
     level_triggered: bool
+
+    @property
+    def async_lines(self) -> int:
+        """The lines of the functions libcst may parse: how much work the teardown stage is."""
+        return sum(s.last_line - s.first_line + 1 for s in self.spans if s.is_async or s.bridged)
 
 
 @dataclass
@@ -151,9 +155,9 @@ def first_stage(
     tree = _parse(data, path, result.findings)
     if tree is None:
         return result
-    result.noqa = suppressions(text)
+    result.noqa = suppressions(text, tree)
     try:
-        result.functions = measure(tree, path, settings.complexity.lowest_threshold)
+        result.functions = measure(tree, path, None)  # bodies are hashed when a rename is asked
     except RecursionError:
         message = "complexity not measured: the code is nested too deeply for radon"
         result.findings.append(analysis_skipped.finding(path, message))
@@ -191,7 +195,8 @@ def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) ->
     findings while their callees' summaries are the same, so an edit outside those functions
     (other sync code, module-level code, a comment at the end) does not analyse the file again."""
     lines = source_lines(text)
-    digest = hashlib.sha256(repr((level_triggered, [astuple(span) for span in spans])).encode())
+    # a span's repr lists every field (all of them plain values): astuple would deep-copy them
+    digest = hashlib.sha256(repr((level_triggered, spans)).encode())
     for span in spans:
         if span.is_async or span.bridged:
             body = "".join(lines[span.first_line - 1 : span.last_line])
@@ -216,27 +221,9 @@ def _summary(
     else:
         return None
     try:
-        signals = b"add_signal_handler" in data
-        return summarise_module(
-            tree, path, vocabulary_of(config), light, marked_lines(data), signals
-        )
+        return summarise_module(tree, path, vocabulary_of(config), light, data)
     except RecursionError:
         return None
-
-
-_MARKER = re.compile(rb"#\s*gate:\s*critical\b")
-
-
-def marked_lines(data: bytes) -> frozenset[int]:
-    """The lines holding a `# gate: critical` comment (or text that looks like one: a function
-    with such a line is judged by its name, which is the cautious side)."""
-    if b"critical" not in data:
-        return frozenset()
-    return frozenset(
-        number
-        for number, line in enumerate(data.splitlines(), 1)
-        if _MARKER.search(line) is not None
-    )
 
 
 def _picker(settings: GateConfig, prefilter: bool, path: str) -> Callable[[FunctionSpan], bool]:

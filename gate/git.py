@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
     """git's answer in `root`, paths unquoted; None when git cannot be started."""
+    import subprocess  # most runs never ask git
+
     try:
         return subprocess.run(
             ["git", "-c", "core.quotePath=false", *args], cwd=root, capture_output=True, check=False

@@ -13,13 +13,12 @@ import ast
 import json
 import os
 import shlex
-import subprocess
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.analysis.candidates import FunctionSpan, index_functions
 from gate.config import ConfigError
@@ -27,6 +26,9 @@ from gate.discovery import SourceFile
 from gate.model import Family, Finding, Location, RuffDetail, RuffEdit, RuffFix, Severity
 from gate.rule import Rule
 from gate.source import decode, source_lines
+
+if TYPE_CHECKING:
+    import subprocess
 
 # Half of Linux's usual ARG_MAX: a tree whose paths need more is split over several processes.
 ARGUMENT_BUDGET = 1_000_000
@@ -100,6 +102,8 @@ class RuffRun:
         base = [_binary(), "check", "--output-format", "json", "--no-fix", "--force-exclude"]
         if not cache:
             base.append("--no-cache")
+        import subprocess  # only a run with `ruff = true` starts one
+
         processes = []
         for batch in _batches(sorted(by_path)) if by_path else []:
             command = [*base, "--", *batch]

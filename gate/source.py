@@ -5,6 +5,8 @@ comments only, never text inside a string)."""
 
 from __future__ import annotations
 
+import ast
+import bisect
 import io
 import re
 import tokenize
@@ -46,11 +48,16 @@ def _codes(comment: str) -> frozenset[str] | bool | None:
     return frozenset(re.split(r"[\s,]+", codes.upper())) if codes else None
 
 
-def suppressions(text: str) -> dict[int, frozenset[str] | None]:
+def suppressions(text: str, tree: ast.Module | None = None) -> dict[int, frozenset[str] | None]:
     """Every `# noqa` comment of the source, by line. Only comment tokens count; a source the
-    tokenizer rejects is read line by line instead."""
+    tokenizer rejects is read line by line instead. With the source's `ast` tree, the lines a
+    noqa comment can be on are read alone, the strings on them known from the tree; the whole
+    source is tokenized only when such a line meets a string that spans lines."""
     if "noqa" not in text:
         return {}
+    known = _comment_suppressions(text, tree) if tree is not None else None
+    if known is not None:
+        return known
     found: dict[int, frozenset[str] | None] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -65,6 +72,81 @@ def suppressions(text: str) -> dict[int, frozenset[str] | None]:
             if codes is not False:
                 found[number] = codes  # type: ignore[assignment]
     return found
+
+
+def _comment_suppressions(text: str, tree: ast.Module) -> dict[int, frozenset[str] | None] | None:
+    """What `suppressions` finds, from the lines (split as `tokenize` reads a source with no
+    carriage return) where a noqa comment can be: a comment starts at the first `#` of the line
+    outside its strings. None when a string on such a line spans lines, or the text has a
+    carriage return (`tokenize` reads lines of its own then)."""
+    if "\r" in text:
+        return None
+    lines = text.split("\n")
+    wanted = [number for number, line in enumerate(lines, start=1) if NOQA.search(line)]
+    strings = _strings_on(tree, wanted)
+    if strings is None:
+        return None
+    found: dict[int, frozenset[str] | None] = {}
+    for number in wanted:
+        comment = _comment(lines[number - 1], strings.get(number, []))
+        codes = _codes(comment) if comment is not None else False
+        if codes is not False:
+            found[number] = codes  # type: ignore[assignment]
+    return found
+
+
+def _comment(line: str, strings: list[tuple[int, int]]) -> str | None:
+    """The comment of a line whose strings lie at these UTF-8 byte ranges: from its first `#`
+    outside them to the end."""
+    data = line.encode("utf-8")  # `ast` columns count UTF-8 bytes
+    start = data.find(b"#")
+    while start >= 0 and any(first <= start < last for first, last in strings):
+        start = data.find(b"#", start + 1)
+    return data[start:].decode("utf-8") if start >= 0 else None
+
+
+_STRING_TYPES = tuple(
+    kind for kind in (getattr(ast, "JoinedStr", None), getattr(ast, "TemplateStr", None)) if kind
+)
+
+
+def _strings_on(tree: ast.Module, wanted: list[int]) -> dict[int, list[tuple[int, int]]] | None:
+    """The column ranges of the string literals on each of the `wanted` lines (sorted), entering
+    only the nodes whose lines meet one of them; None when one of those strings spans lines."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        lines = _lines(node)
+        if lines is not None:
+            start, end = lines
+            at = bisect.bisect_left(wanted, start)
+            if at == len(wanted) or wanted[at] > end:
+                continue  # no wanted line in it, so none of its strings is on one
+            if _is_string(node):
+                if start != end:
+                    return None
+                found.setdefault(start, []).append((node.col_offset, node.end_col_offset))  # type: ignore[attr-defined]
+                continue
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _lines(node: ast.AST) -> tuple[int, int] | None:
+    """The first and last line of a node with a position (decorators included)."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return None
+    for decorator in getattr(node, "decorator_list", ()):
+        start = min(start, decorator.lineno)
+    return start, node.end_lineno or start  # type: ignore[attr-defined]
+
+
+def _is_string(node: ast.AST) -> bool:
+    """A string literal: a str or bytes constant, an f-string (not entered), a t-string."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes)
+    return isinstance(node, _STRING_TYPES)
 
 
 def suppressed(finding: Finding, noqa: Suppressions) -> bool:

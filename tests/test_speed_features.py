@@ -182,7 +182,9 @@ def _corpus(root: Path, count: int) -> None:
     write(root / "pkg0" / "broken.py", "def f(:\n")
 
 
-def test_parallel_workers_give_the_same_report(in_tmp: Path, capsys) -> None:
+def test_parallel_workers_give_the_same_report(in_tmp: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(engine, "BYTES_FOR_WORKERS", 0)  # both stages on workers
+    monkeypatch.setattr(engine, "TEARDOWN_LINES_FOR_WORKERS", 0)
     _corpus(in_tmp, 60)
     serial = run_json(capsys, "--no-cache", "--jobs", "1")
     parallel = run_json(capsys, "--no-cache", "--jobs", "2")
@@ -273,7 +275,7 @@ def _parsed(paths: list[Path]) -> Iterator[tuple[Path, object]]:
 def test_descendants_and_positions_match_libcsts_visitors() -> None:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from gate.analysis.cstwalk import code_ranges, descendants
+    from gate.analysis.cstwalk import code_ranges, descendants, node_positions
 
     checked = 0
     for path, module in _parsed(sorted((ROOT / "gate").rglob("*.py"))[:40] + CORPUS):
@@ -282,6 +284,11 @@ def test_descendants_and_positions_match_libcsts_visitors() -> None:
         assert sorted(found) == sorted(_visited(module)), path
         wrapped = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         assert dict(code_ranges(module)) == dict(wrapped), path
+        spans = node_positions(module)
+        assert len(spans) == len(wrapped), path
+        for node, code_range in wrapped.items():
+            start, end = code_range.start, code_range.end
+            assert spans[id(node)] == ((start.line, start.column), (end.line, end.column)), path
         checked += 1
     assert checked > 40
 
@@ -400,3 +407,116 @@ async def f(x):
             assert [id(n) for n in found.calls] == visited.calls
             checked += 1
     assert checked > 10_000
+
+
+NOQA_SOURCES = [
+    "x = 1  # noqa\ny = '# noqa: GATE100'\n",
+    "s = 'a # b'  # noqa: GATE100, GATE101\n",
+    "s = '''\n# noqa\n'''  # NOQA: GATE200\n",
+    "s = (\n    'one'  # noqa: GATE100\n    'two'\n)\n",
+    "f = f'{x!r} # {y}'  # noqa\nb = b'#'  # noqa: GATE900\n",
+    "@decorator('# noqa')  # noqa: GATE100\ndef run():\n    return 'é # x'  # noqa\n",
+    "def f():\n    '''Docstring # noqa.'''\n    pass  # noqa: GATE101\n",
+    "x = 1 \\\n    + 2  # noqa\n# noqa: GATE100 on its own line\n",
+    "x = 1  # noqa\r\ny = 2  # noqa: GATE100\r\n",
+    "x = '#'; y = \"# noqa\"  # real noqa: GATE102\n",
+]
+
+
+@pytest.mark.parametrize("text", NOQA_SOURCES)
+def test_noqa_from_the_tree_is_the_tokenizers(text: str) -> None:
+    import ast
+
+    from gate.source import suppressions
+
+    assert suppressions(text, ast.parse(text)) == suppressions(text)
+
+
+def test_noqa_from_the_tree_reads_lines_without_tokenizing() -> None:
+    import ast
+
+    from gate.source import _comment_suppressions
+
+    text = NOQA_SOURCES[1]
+    assert _comment_suppressions(text, ast.parse(text)) == {1: frozenset({"GATE100", "GATE101"})}
+    multi_line = NOQA_SOURCES[2]
+    assert _comment_suppressions(multi_line, ast.parse(multi_line)) is None  # tokenized
+
+
+def test_parsing_without_validation_builds_the_same_trees() -> None:
+    import libcst as cst
+
+    from gate.analysis.cstwalk import parse_module
+
+    for path, validated in _parsed([*CORPUS, *sorted((ROOT / "gate").rglob("*.py"))]):
+        text = path.read_text(encoding="utf-8")
+        built = parse_module(text)
+        assert built.deep_equals(validated), path
+        assert built.code == text
+    with pytest.raises(cst.CSTValidationError):  # validation is back once parsing is done
+        cst.Name("not a name")
+
+
+# -- the forked workers
+
+
+def _doubled(number: int) -> int:
+    if number == 13:
+        raise ValueError("thirteen")
+    return 2 * number
+
+
+def _killed(number: int) -> int:
+    import os
+    import signal
+
+    if number == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return number
+
+
+def test_workers_answer_every_job_in_order_and_run_meanwhile_beside() -> None:
+    from gate import workers
+
+    jobs = list(range(12))
+    seen: list[str] = []
+    done: list[int] = []
+    order = sorted(jobs, reverse=True)
+    results = workers.run(
+        _doubled,
+        jobs,
+        order,
+        2,
+        lambda: None,
+        lambda: done.append(1),
+        lambda: seen.append("meanwhile"),
+    )
+    assert results == [2 * number for number in jobs]
+    assert seen == ["meanwhile"] and len(done) == len(jobs)
+    assert not workers._OPEN  # every pipe closed, every worker waited for
+
+
+def test_workers_raise_what_a_job_raised_and_when_one_dies() -> None:
+    from gate import workers
+
+    with pytest.raises(ValueError, match="thirteen"):
+        workers.run(_doubled, list(range(20)), list(range(20)), 2, lambda: None, lambda: None)
+    with pytest.raises(workers.WorkerDied):
+        workers.run(_killed, list(range(8)), list(range(8)), 2, lambda: None, lambda: None)
+
+    def fails() -> None:
+        raise RuntimeError("meanwhile failed")
+
+    with pytest.raises(RuntimeError, match="meanwhile failed"):
+        workers.run(_doubled, [1, 2], [0, 1], 2, lambda: None, lambda: None, fails)
+    assert not workers._OPEN
+
+
+def test_workers_pass_large_jobs_and_results_without_waiting_on_each_other() -> None:
+    from gate import workers
+
+    jobs = [bytes([number]) * 300_000 for number in range(8)]  # each larger than a pipe holds
+    results = workers.run(
+        lambda data: data * 2, jobs, list(range(8)), 2, lambda: None, lambda: None
+    )
+    assert results == [data * 2 for data in jobs]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 import fnmatch
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
 from gate.analysis.vocabulary import Vocabulary
-from gate.astwalk import child_nodes, child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, child_nodes, child_statements, node_fields
 from gate.config import TeardownConfig
 
 
@@ -147,8 +148,14 @@ GREENLET_BRIDGES = frozenset({"await_only", "await_fallback", "await_"})
 
 
 def may_bridge(data: bytes) -> bool:
-    """Can the file call a greenlet bridge at all? (A byte test before any walk.)"""
-    return b"await_" in data
+    """Can the file call a greenlet bridge at all? (A byte test before any walk: one of the
+    names as a whole word, which `__await__` is not.)"""
+    return b"await_" in data and _BRIDGE_WORD.search(data) is not None
+
+
+_BRIDGE_WORD = re.compile(
+    rb"\b(?:" + b"|".join(sorted(n.encode() for n in GREENLET_BRIDGES)) + rb")\b"
+)
 
 
 def _bridges(function: ast.FunctionDef) -> bool:
@@ -168,34 +175,42 @@ def index_functions(
     def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                qualname = prefix + child.name
-                is_async = isinstance(child, ast.AsyncFunctionDef)
-                spans.append(
-                    FunctionSpan(
-                        qualname,
-                        owner,
-                        child.name,
-                        is_async,
-                        child.lineno,
-                        child.end_lineno or child.lineno,
-                        child.col_offset > 0,
-                        is_async and _has_region_syntax(child),
-                        child.name in registered,
-                        _acts_on_acquired(child) if is_async else (),
-                        bridges and not is_async and _bridges(child),  # type: ignore[arg-type]
-                    )
-                )
-                walk(child, f"{qualname}.<locals>.", None)
+                span = _span(child, prefix + child.name, owner, registered, bridges)
+                spans.append(span)
+                walk(child, f"{span.qualname}.<locals>.", None)
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
                 walk(child, f"{qualname}.", qualname)
             elif isinstance(child, ast.Import | ast.ImportFrom):
                 libraries.update(_imported(child))
-            else:
+            elif type(child) in HOLDS_STATEMENTS:
                 walk(child, prefix, owner)
 
     walk(tree, "", None)
     return spans, bool(libraries & LEVEL_TRIGGERED_LIBRARIES)
+
+
+def _span(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    owner: str | None,
+    registered: frozenset[str],
+    bridges: bool,
+) -> FunctionSpan:
+    is_async = isinstance(function, ast.AsyncFunctionDef)
+    return FunctionSpan(
+        qualname,
+        owner,
+        function.name,
+        is_async,
+        function.lineno,
+        function.end_lineno or function.lineno,
+        function.col_offset > 0,
+        is_async and _has_region_syntax(function),
+        function.name in registered,
+        _acts_on_acquired(function) if is_async else (),  # type: ignore[arg-type]
+        bridges and not is_async and _bridges(function),  # type: ignore[arg-type]
+    )
 
 
 def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = True) -> bool:
@@ -230,14 +245,24 @@ def _vocabulary(config: TeardownConfig) -> Vocabulary:
 _NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 
 
-def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of a function's own code, not entering nested functions, classes or lambdas,
     in no particular order (`ctx` markers left out)."""
+    found: list[ast.AST] = []
     pending = list(child_nodes(function, _NESTED))
+    pop, push, add = pending.pop, pending.append, found.append
     while pending:
-        node = pending.pop()
-        yield node
-        pending.extend(child_nodes(node, _NESTED))
+        node = pop()
+        add(node)
+        for name in node_fields(type(node)):
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and type(item) not in _NESTED:
+                        push(item)
+            elif isinstance(value, ast.AST) and type(value) not in _NESTED:
+                push(value)
+    return found
 
 
 def _own_statements(node: ast.AST) -> Iterator[ast.stmt]:
@@ -253,18 +278,25 @@ def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
     acquired with an await, a container it put one in, or an item of such a container."""
     if not _awaited_targets(list(_own_statements(function))):
         return ()  # found from the statements alone, without visiting every expression
-    nodes = list(_own_nodes(function))
+    nodes = _own_nodes(function)
     holders = _awaited_targets(nodes)
-    holders |= {name for node in nodes for name in _container_of(node, holders)}
-    holders |= {name for node in nodes for name in _item_of(node, holders)}
-    acted = {
-        node.func.attr
-        for node in nodes
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and _names([*node.args, node.func.value]) & holders
+    calls = [node for node in nodes if type(node) is ast.Call]
+    loops = [node for node in nodes if type(node) in _LOOPS]
+    holders |= {name for call in calls for name in _container_of(call, holders)}
+    holders |= {name for loop in loops for name in _item_of(loop, holders)}
+    return tuple(sorted(_methods_on(calls, holders)))
+
+
+def _methods_on(calls: list[ast.Call], holders: set[str]) -> set[str]:
+    """The final names of the method calls whose receiver or an argument is a held name."""
+    return {
+        call.func.attr
+        for call in calls
+        if isinstance(call.func, ast.Attribute) and _names([*call.args, call.func.value]) & holders
     }
-    return tuple(sorted(acted))
+
+
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.comprehension})  # the nodes `_item_of` reads
 
 
 def _awaited_targets(nodes: list[ast.AST]) -> set[str]:

@@ -7,12 +7,14 @@ visitor's methods in the order libcst's visitors do (`walk`), still without rebu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider
+from libcst._nodes.internal import CodegenState
+from libcst._position import CodePosition, CodeRange
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -130,6 +132,28 @@ def walk(node: cst.CSTNode, visitor: object) -> None:
         leave(visitor, node)
 
 
+def parse_module(source: str) -> cst.Module:
+    """`cst.parse_module(source)` without validating each node as it is built.
+
+    Every libcst node checks its own fields when constructed (`CSTNode.__post_init__` calls
+    `_validate`), a fifth of a parse; libcst's own comment there calls this a cost to move out
+    of parsing. The native parser builds only what its grammar accepts, and gate parses only
+    code that Python's own parser took first, so the checks find nothing: they are skipped
+    while the parser builds the tree (a test holds the trees equal to validated ones). Raises
+    what `cst.parse_module` raises."""
+    base = cst.CSTNode
+    validate = base.__post_init__
+    base.__post_init__ = _built  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(source)
+    finally:
+        base.__post_init__ = validate  # type: ignore[method-assign]
+
+
+def _built(node: cst.CSTNode) -> None:
+    """A node's `__post_init__` while `parse_module` runs: nothing to check."""
+
+
 def names_below(node: cst.CSTNode) -> set[str]:
     """The value of every `Name` node at or below `node`."""
     return {found.value for found in descendants(node) if isinstance(found, cst.Name)}
@@ -137,37 +161,169 @@ def names_below(node: cst.CSTNode) -> set[str]:
 
 def code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     """The `PositionProvider` range of every node of `module`: what
-    `MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)` gives, without
-    the wrapper's walk over the whole module (a visit with no visitors, which rebuilds every
-    node) before the provider's own code generation pass. libcst is pinned; a test holds the
-    two equal."""
-    provider = PositionProvider()
-    provider._gen_impl(module)
-    return provider._computed  # type: ignore[return-value]
+    `MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)` gives, built from
+    `node_positions`. libcst is pinned; a test holds the two equal."""
+    state = _PositionState(module, keep_nodes=True)
+    module._codegen(state)
+    return {
+        state.nodes[key]: CodeRange(CodePosition(*start), CodePosition(*end))
+        for key, (start, end) in state.computed.items()
+    }
+
+
+# (line, column) where a node's code starts and where it ends, as `PositionProvider` counts
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def node_positions(module: cst.Module) -> dict[int, Span]:
+    """Where the code of every node of `module` starts and ends (lines from 1, columns from 0),
+    by `id` of the node, as libcst's `PositionProvider` says: its code generation pass with the
+    bookkeeping done in plain tuples (the provider builds two frozen dataclasses per node, hashes
+    every node in Python and opens a generator-based context manager for most of them)."""
+    state = _PositionState(module)
+    module._codegen(state)
+    return state.computed
+
+
+class _PositionState(CodegenState):
+    """libcst's `PositionProvidingCodegenState`, keeping positions as tuples by node id."""
+
+    def __init__(self, module: cst.Module, keep_nodes: bool = False) -> None:
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
+        self.line = 1  # one-indexed
+        self.column = 0  # zero-indexed
+        self.starts: list[tuple[int, int]] = []
+        self.computed: dict[int, Span] = {}
+        self.nodes: dict[int, cst.CSTNode] = {}
+        self.keep_nodes = keep_nodes
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)  # a module with no tokens gets a newline
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
+    def _advance(self, value: str) -> None:
+        if "\n" not in value and "\r" not in value:
+            self.column += len(value)
+            return
+        segments = _NEWLINE.split(value)
+        self.line += len(segments) - 1
+        self.column = len(segments[-1])
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.starts.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.starts.pop()
+        key = id(node)
+        if key not in self.computed:  # a syntactic position recorded inside wins
+            self.computed[key] = (start, (self.line, self.column))
+            if self.keep_nodes:
+                self.nodes[key] = node
+
+    def record_syntactic_position(  # type: ignore[override]
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """The context manager `record_syntactic_position` returns: the node's range is the code
+    generated inside it, or hoisted from the start or end child named."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(
+        self,
+        state: _PositionState,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *raised: object) -> None:
+        state = self.state
+        start = self.start
+        end = (state.line, state.column)
+        if self.start_node is not None:
+            start = state.computed[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.computed[id(self.end_node)][1]
+        state.computed[id(self.node)] = (start, end)
+        if state.keep_nodes:
+            state.nodes[id(self.node)] = self.node
+
+
+_NEWLINE = re.compile(r"\r\n?|\n")  # as libcst's position provider splits a token
 
 
 def in_source_order(node: cst.CSTNode, skip: tuple[type, ...]) -> Iterator[cst.CSTNode]:
     """`node` and the nodes below it but layout, in the order a libcst visitor meets them
     (source order), not entering nodes of the `skip` types (nor yielding them, `node` included).
     A test holds the order equal to a visitor's on a corpus."""
+    skipped = _SKIPPED.setdefault(skip, {})
     pending = [node]
     while pending:
         current = pending.pop()
-        if isinstance(current, skip):
+        kind = type(current)
+        leave_out = skipped.get(kind)
+        if leave_out is None:
+            leave_out = skipped[kind] = issubclass(kind, skip)
+        if leave_out:
             continue
         yield current
         pending.extend(reversed(_children_in_source_order(current)))
 
 
+# Whether a node type is one of the `skip` types of `in_source_order`, per `skip`: libcst's
+# node classes are ABCs, and an `isinstance` that answers no goes through ABCMeta in Python.
+_SKIPPED: dict[tuple[type, ...], dict[type, bool]] = {}
+
+
 def _children_in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+    kept = _KEPT
     children: list[cst.CSTNode] = []
-    for name in _SOURCE_ORDER.get(type(node)) or _child_fields(type(node)):
+    for name in _ORDERED_FIELDS[type(node)]:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if type(value) not in LAYOUT:
-                children.append(value)
+        if kept[type(value)]:
+            children.append(value)
         elif isinstance(value, tuple | list):
-            children.extend(
-                item for item in value if isinstance(item, cst.CSTNode) and type(item) not in LAYOUT
-            )
+            children.extend([item for item in value if kept[type(item)]])
     return children
+
+
+class _OrderedFields(dict[type, tuple[str, ...]]):
+    """Each node type's fields in the order its children are taken, computed once per type."""
+
+    def __missing__(self, kind: type) -> tuple[str, ...]:
+        names = self[kind] = _SOURCE_ORDER.get(kind) or _child_fields(kind)
+        return names
+
+
+class _Kept(dict[type, bool]):
+    """Whether a value of a type is a node that is not layout, decided once per type:
+    `isinstance(value, cst.CSTNode)` asks an ABC, several times slower than a dict."""
+
+    def __missing__(self, kind: type) -> bool:
+        keep = self[kind] = issubclass(kind, cst.CSTNode) and kind not in LAYOUT
+        return keep
+
+
+_ORDERED_FIELDS, _KEPT = _OrderedFields(), _Kept()

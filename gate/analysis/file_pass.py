@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 
 from gate.analysis.candidates import FunctionSpan
-from gate.analysis.cstwalk import code_ranges
+from gate.analysis.cstwalk import Span, node_positions
 from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functions
 from gate.checks import analysis_skipped, rules_of
@@ -68,21 +68,24 @@ def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
 def locator(path: str, analysis: ModuleAnalysis) -> Locate:
     """Positions of reported nodes, resolved for the one parsed function a node lives in, and
     only when a finding needs it."""
-    positions: dict[object, Location] = {}
-    resolved: set[int] = set()
+    located: dict[int, Location] = {}
+    spans: dict[int, dict[int, Span]] = {}  # by snippet: each node's span, by node
 
     def locate(node: object) -> Location:
+        found = located.get(id(node))
+        if found is not None:
+            return found
         snippet = analysis.node_snippets[id(node)]
         assert isinstance(snippet, Snippet)
-        if id(snippet) not in resolved:
-            resolved.add(id(snippet))
-            offset = snippet.line_offset
-            for known, code_range in code_ranges(snippet.module).items():
-                start, end = code_range.start, code_range.end
-                positions[known] = Location(
-                    path, start.line + offset, start.column + 1, end.line + offset, end.column + 1
-                )
-        return positions[node]
+        known = spans.get(id(snippet))
+        if known is None:
+            known = spans[id(snippet)] = node_positions(snippet.module)
+        (line, column), (end_line, end_column) = known[id(node)]
+        offset = snippet.line_offset
+        found = located[id(node)] = Location(
+            path, line + offset, column + 1, end_line + offset, end_column + 1
+        )
+        return found
 
     return locate
 

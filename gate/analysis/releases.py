@@ -119,10 +119,10 @@ def _holders(body: cst.CSTNode) -> dict[str, str]:
     """Every name that holds an acquired value, mapped to what was acquired: a name bound to an
     await holds itself; a container it is put in holds itself; an item of that container holds
     the container."""
-    roots = {name: name for name in _awaited_targets(body)}
+    nodes = list(descendants(body))  # read once for every question below
+    roots = {name: name for name in _awaited_targets(nodes)}
     if not roots:
         return roots
-    nodes = list(descendants(body))
     _containers_held(nodes, roots)
     loops = [node for node in nodes if isinstance(node, cst.For | cst.CompFor)]
     for _ in loops:  # until nothing changes: a loop over an item of another loop comes after it
@@ -149,11 +149,11 @@ def _items_held(loops: list[cst.For | cst.CompFor], roots: dict[str, str]) -> bo
     return roots != before
 
 
-def _awaited_targets(body: cst.CSTNode) -> set[str]:
-    """Names bound to an awaited value: `conn = await pool.acquire()`."""
+def _awaited_targets(nodes: list[cst.CSTNode]) -> set[str]:
+    """Names bound to an awaited value among the nodes: `conn = await pool.acquire()`."""
     return {
         target.target.value  # type: ignore[attr-defined]
-        for assign in descendants(body)
+        for assign in nodes
         if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Await)
         for target in assign.targets
         if isinstance(target.target, cst.Name)

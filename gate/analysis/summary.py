@@ -10,7 +10,7 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
-from collections import deque
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
@@ -19,7 +19,7 @@ from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.facts import Consequence
 from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
-from gate.astwalk import child_nodes, child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, child_nodes, child_statements, node_fields
 
 
 @dataclass(frozen=True)
@@ -435,6 +435,7 @@ class _ModuleWalk:
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
+    may_shield: bool = True  # the source can open a shield scope (it says `shield`)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -450,7 +451,7 @@ class _ModuleWalk:
                 for name, annotated in _annotated_fields(child):
                     self.types[(qualname, name)] = annotated
                 self.walk(child, f"{qualname}.", qualname)
-            else:
+            elif type(child) in HOLDS_STATEMENTS:
                 self.walk(child, prefix, owner)
 
     def imported(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -474,8 +475,8 @@ class _ModuleWalk:
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
         self.sites += call_sites(node, awaited, qualname, owner or "")
-        if owner is not None and node.name in SHIELD_MANAGER_METHODS and _opens_shield(node):
-            self.managers.add(owner)
+        if owner is not None and node.name in SHIELD_MANAGER_METHODS:
+            self.shield_manager(node, owner)
         self.record_types(node, qualname, owner)
         self.walk(node, f"{qualname}.<locals>.", None)
 
@@ -488,6 +489,12 @@ class _ModuleWalk:
         if self.signal_routers and _calls_any(node, self.signal_routers):
             summary = replace(summary, routes_signals=True)
         return summary, awaited
+
+    def shield_manager(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> None:
+        """A class whose `__init__`/`__enter__`/`__aenter__` opens a shield scope is a shield
+        manager (a source that never says `shield` has none)."""
+        if self.may_shield and _opens_shield(node):
+            self.managers.add(owner)
 
     def record_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
@@ -578,18 +585,19 @@ def call_sites(
     `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
     `hooks = (self.stop,)`)."""
     shielded_by_call = _shielded_by_call(awaited)
-    nodes = list(_own_nodes(node))
+    nodes = _own_nodes(node)
     tasks = _tasks_of(nodes, awaited)
-    sites = []
+    sites: list[CallSite] = []
+    add = sites.append
     for child in nodes:
-        for passed in _handed_on(child):
-            if isinstance(passed, ast.Name | ast.Attribute):
-                sites.append(_site(passed, caller, owner, False))
-        if not isinstance(child, ast.Call) or not isinstance(child.func, ast.Name | ast.Attribute):
-            continue
-        if tasks.get(id(child)):
-            shielded = shielded_by_call.get(id(child), False)
-            sites.append(_site(child.func, caller, owner, shielded, tasks[id(child)]))
+        kind = type(child)
+        for passed in _handed_on(child, kind):
+            if type(passed) in _NAMED:
+                add(_site(passed, caller, owner, False))
+        if kind is ast.Call and type(child.func) in _NAMED:
+            task = tasks.get(id(child))
+            if task:
+                add(_site(child.func, caller, owner, shielded_by_call.get(id(child), False), task))
     return tuple(sites)
 
 
@@ -621,17 +629,26 @@ def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
     return found
 
 
-def _handed_on(node: ast.AST) -> list[ast.expr]:
-    """The expressions a node hands on as values: call arguments (`start_soon(self.stop)`),
-    assigned and returned values, container elements (`(("mcp", shutdown_sessions),)`)."""
-    if isinstance(node, ast.Call):
-        return [*node.args, *(keyword.value for keyword in node.keywords)]
-    if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return | ast.Yield | ast.NamedExpr):
-        return [node.value] if node.value is not None else []
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return list(node.elts)
-    if isinstance(node, ast.Dict):
-        return list(node.values)
+# What a name handed on as a value is written as, when it can name a function.
+_NAMED = frozenset({ast.Name, ast.Attribute})
+_HANDS_ON_VALUE = frozenset({ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr})
+_HANDS_ON_ELEMENTS = frozenset({ast.Tuple, ast.List, ast.Set})
+
+
+def _handed_on(node: ast.AST, kind: type) -> list[ast.expr]:
+    """The expressions a node (of type `kind`) hands on as values: call arguments
+    (`start_soon(self.stop)`), assigned and returned values, container elements
+    (`(("mcp", shutdown_sessions),)`)."""
+    if kind is ast.Call:
+        if not node.keywords:  # type: ignore[attr-defined]
+            return node.args  # type: ignore[attr-defined]
+        return [*node.args, *(keyword.value for keyword in node.keywords)]  # type: ignore[attr-defined]
+    if kind in _HANDS_ON_VALUE:
+        return [node.value] if node.value is not None else []  # type: ignore[attr-defined]
+    if kind in _HANDS_ON_ELEMENTS:
+        return node.elts  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return node.values  # type: ignore[attr-defined]
     return []
 
 
@@ -654,14 +671,34 @@ def _main_coroutine(node: ast.AST) -> list[ast.Call]:
     return [node.args[0]] if runs else []
 
 
-def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes of a function's body (or a module's top level), not entering nested functions
-    or classes."""
-    pending = [child for child in getattr(node, "body", []) if type(child) not in _NOT_WALKED]
+    or classes, depth first (each node's fields in order, the last one's nodes first). Loops
+    rather than `child_nodes`: this runs once per node of every summarised file."""
+    walked = _WALKED
+    found: list[ast.AST] = []
+    pending = [child for child in getattr(node, "body", []) if walked[type(child)]]
+    pop, push, add = pending.pop, pending.append, found.append
     while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(child_nodes(current, _NOT_WALKED))
+        current = pop()
+        add(current)
+        for name in node_fields(type(current)):
+            value = getattr(current, name)
+            if type(value) is list:
+                for item in value:
+                    if walked[type(item)]:
+                        push(item)
+            elif walked[type(value)]:
+                push(value)
+    return found
+
+
+class _Walked(dict[type, bool]):
+    """Whether `_own_nodes` enters a value of a type: a node, not of the `_NOT_WALKED` types."""
+
+    def __missing__(self, kind: type) -> bool:
+        walked = self[kind] = issubclass(kind, ast.AST) and kind not in _NOT_WALKED
+        return walked
 
 
 # Nested scopes, and leaves that hold no call and hand nothing on by themselves (a name handed
@@ -685,6 +722,8 @@ _NOT_WALKED = frozenset(
     }
 )
 
+
+_WALKED = _Walked()
 
 # Methods where a context manager class opens the shielded scope it enters.
 SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
@@ -786,23 +825,31 @@ def _annotated_fields(cls: ast.ClassDef) -> Iterator[tuple[str, str]]:
                 yield statement.target.id, annotated
 
 
-def _statements_breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+def _statements_breadth_first(node: ast.AST) -> list[ast.AST]:
     """The statements below `node` in `ast.walk`'s order (breadth first, fields in order),
     without visiting expressions: no statement lies inside an expression, and the handlers
     and match cases that hold statements keep their place in the order."""
-    pending = deque([node])
-    while pending:
-        current = pending.popleft()
-        yield current
-        for name in _STATEMENT_FIELDS:
-            block = getattr(current, name, None)
+    found = [node]
+    position = 0
+    while position < len(found):
+        current = found[position]
+        position += 1
+        kind = type(current)
+        names = _HOLDING_FIELDS.get(kind)
+        if names is None:
+            declared = getattr(kind, "_fields", ())
+            names = _HOLDING_FIELDS[kind] = tuple(n for n in _STATEMENT_FIELDS if n in declared)
+        for name in names:
+            block = getattr(current, name)
             if isinstance(block, list):
-                pending.extend(block)
+                found.extend(block)
+    return found
 
 
 # The fields of statements, handlers and match cases that hold statements, handlers or cases,
 # in the order `ast` lists them: body, handlers, orelse, finalbody (Try); cases (Match).
 _STATEMENT_FIELDS = ("body", "handlers", "cases", "orelse", "finalbody")
+_HOLDING_FIELDS: dict[type, tuple[str, ...]] = {}  # each node type's fields among those
 
 
 def _called(value: ast.expr | None) -> str | None:
@@ -814,20 +861,15 @@ def summarise_module(
     relative: str,
     vocabulary: Vocabulary,
     light: bool = False,
-    marked: frozenset[int] = frozenset(),
-    signals: bool = False,
+    source: bytes | None = None,
 ) -> ModuleSummary:
     """The summary of one parsed file at project-relative path `relative`; `light`: only its
-    classes, imports and the types of what names hold (a module with no async code); `marked`:
-    the lines that carry a `# gate: critical` comment; `signals`: the file may route signals
-    (it mentions `add_signal_handler`)."""
+    classes, imports and the types of what names hold (a module with no async code). With the
+    file's `source` bytes, passes that look for words the source does not contain (`shield`,
+    `Queue`, `add_signal_handler`) are skipped, and its `# gate: critical` lines are known."""
     module = module_name(relative)
     package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
-    walk = _ModuleWalk(vocabulary, package, light=light, marked=marked)
-    if signals and not light:
-        walk.signal_routers = _signal_routers(tree)
-    if not light and _imports_asyncio(tree):
-        walk.queues = unbounded_queues(tree)
+    walk = _module_walk(tree, vocabulary, package, light, source)
     walk.walk(tree, "", None)
     sites = () if light else tuple(walk.sites) + call_sites(tree, [], "", "")
     return ModuleSummary(
@@ -839,6 +881,38 @@ def summarise_module(
         walk.types,
         sites,
         walk.queues,
+    )
+
+
+def _module_walk(
+    tree: ast.Module, vocabulary: Vocabulary, package: str, light: bool, source: bytes | None
+) -> _ModuleWalk:
+    """A walk set up with what the module's source says it needs (all of it without one)."""
+
+    def says(word: bytes) -> bool:
+        return not light and (source is None or word in source)
+
+    marked = marked_lines(source) if source is not None else frozenset()
+    walk = _ModuleWalk(vocabulary, package, light=light, may_shield=says(b"shield"), marked=marked)
+    if says(SIGNAL_ROUTER.encode()):
+        walk.signal_routers = _signal_routers(tree)
+    if says(b"Queue") and _imports_asyncio(tree):  # every class of QUEUE_CLASSES says Queue
+        walk.queues = unbounded_queues(tree)
+    return walk
+
+
+_MARKER = re.compile(rb"#\s*gate:\s*critical\b")
+
+
+def marked_lines(data: bytes) -> frozenset[int]:
+    """The lines holding a `# gate: critical` comment (or text that looks like one: a function
+    with such a line is judged by its name, which is the cautious side)."""
+    if b"critical" not in data:
+        return frozenset()
+    return frozenset(
+        number
+        for number, line in enumerate(data.splitlines(), 1)
+        if _MARKER.search(line) is not None
     )
 
 
@@ -890,7 +964,7 @@ def unbounded_queues(tree: ast.Module) -> frozenset[tuple[str, str]]:
                 visit(child, f"{qualname}.<locals>.", None)
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.", prefix + child.name)
-            else:
+            elif type(child) in HOLDS_STATEMENTS:
                 visit(child, prefix, owner)
 
     visit(tree, "", None)

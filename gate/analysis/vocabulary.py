@@ -10,7 +10,7 @@ the process (`self._sandbox.close()`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gate.analysis.facts import Consequence
 from gate.config import TeardownConfig
@@ -132,7 +132,7 @@ NETWORK_WORDS = frozenset(
 
 
 def _keeps_data(matched: tuple[str, ...]) -> bool:
-    return any(word in inflections(data) for word in matched for data in DATA_WORDS)
+    return any(word in DATA_FORMS for word in matched)
 
 
 def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
@@ -175,6 +175,7 @@ def inflections(word: str) -> set[str]:
 
 
 CLOSING_FORMS = frozenset(form for word in CLOSING_WORDS for form in inflections(word))
+DATA_FORMS = frozenset(form for word in DATA_WORDS for form in inflections(word))
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,10 @@ class Vocabulary:
 
     tokens: tuple[tuple[tuple[str, ...], frozenset[str]], ...]
     best_effort: frozenset[str]
+    # what `matched` answered for each name: a run asks about the same names over and over
+    _matched: dict[str, tuple[str, ...] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, config: TeardownConfig) -> Vocabulary:
@@ -201,6 +206,12 @@ class Vocabulary:
 
     def matched(self, name: str) -> tuple[str, ...] | None:
         """The words of the token `name` contains, or None when it is not a step's name."""
+        if name in self._matched:
+            return self._matched[name]
+        found = self._matched[name] = self._match(name)
+        return found
+
+    def _match(self, name: str) -> tuple[str, ...] | None:
         words = name_words(name)
         if not words or words[0] in QUESTION_WORDS or name.lstrip("_")[:1].isupper():
             return None  # asks, waits, or builds an object (`ConnectionClosed()`)

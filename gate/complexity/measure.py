@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
 
-from gate.astwalk import child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, child_statements, node_fields
 
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
@@ -57,7 +57,7 @@ def _walk(node: ast.AST, prefix: str) -> Iterator[tuple[str, FunctionNode]]:
             yield from _walk(child, f"{qualname}.<locals>.")
         elif isinstance(child, ast.ClassDef):
             yield from _walk(child, f"{prefix}{child.name}.")
-        else:
+        elif type(child) in HOLDS_STATEMENTS:
             yield from _walk(child, prefix)
 
 
@@ -79,6 +79,7 @@ def _match(node: Any) -> int:
 
 # What each node adds to the function whose code holds it: radon's decision points.
 _DECISIONS: dict[type, Any] = {
+    ast.Assert: lambda node: 1,
     ast.If: lambda node: 1,
     ast.IfExp: lambda node: 1,
     ast.For: _loop,
@@ -95,71 +96,118 @@ _DECISIONS: dict[type, Any] = {
 SAFE_DEPTH = 200
 
 
-# (node, depth, the function whose count it adds to: a (line, column) key or None)
+# (node, depth, the function whose count it adds to: a (line, column) key, None outside one)
 _Pending = list[tuple[ast.AST, int, tuple[int, int] | None]]
-_FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# Nodes that add nothing and hold no node radon counts: they are never queued.
+_LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.Global,
+        ast.Nonlocal,
+        ast.alias,
+        *(
+            kind
+            for base in (ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+class _Queued(dict[type, bool]):
+    """Whether a value of a type is a node to queue: a node, and not a leaf."""
+
+    def __missing__(self, kind: type) -> bool:
+        queued = self[kind] = issubclass(kind, ast.AST) and kind not in _LEAVES
+        return queued
+
+
+class _Visited(dict[type, tuple[tuple[str, ...], tuple[str, ...]]]):
+    """The fields of a node type radon visits, as (those holding one value, those holding a
+    list), learnt from the first node of the type: a function's or class's body only; an
+    `assert`'s nothing (it counts 1 and is not entered)."""
+
+    def __init__(self) -> None:
+        super().__init__({kind: ((), ("body",)) for kind in _SCOPES})
+        self[ast.Assert] = ((), ())
+
+    def of(self, node: ast.AST) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        kind = type(node)
+        found = self.get(kind)
+        if found is None:
+            names = node_fields(kind)
+            lists = tuple(name for name in names if type(getattr(node, name)) is list)
+            found = self[kind] = (tuple(n for n in names if n not in lists), lists)
+        return found
+
+
+_QUEUED, _VISITED = _Queued(), _Visited()
 
 
 def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
     """radon's complexity of every function by (line, column), None when the tree is deeper
     than SAFE_DEPTH. A function counts 1 plus the decision points of its body; a nested
     function or class counts for itself alone; an `assert` counts 1 and is not entered; a
-    function's decorators, defaults and annotations and a class's bases count for nothing."""
-    numbers: dict[tuple[int, int], int] = {}
+    function's decorators, defaults and annotations and a class's bases count for nothing.
+
+    One loop over the nodes, each node's children queued in place (this runs once per node of
+    every file); decisions outside functions are counted for None and dropped."""
+    numbers: dict[tuple[int, int] | None, int] = {None: 0}
     pending: _Pending = [(tree, 0, None)]
     pop, push = pending.pop, pending.append
+    queued, visited, counted = _QUEUED, _VISITED, _COUNTED
     while pending:
         node, depth, owner = pop()
         if depth > SAFE_DEPTH:
             return None
-        _count(node, depth, owner, numbers, push)
-    return numbers
-
-
-# Loops rather than generators below: this runs once per node of every file.
-def _count(
-    node: Any,
-    depth: int,
-    owner: tuple[int, int] | None,
-    numbers: dict[tuple[int, int], int],
-    push: Callable[[tuple[ast.AST, int, tuple[int, int] | None]], None],
-) -> None:
-    """Add what `node` adds to its function's number, and queue what radon visits below it."""
-    kind = type(node)
-    if kind in _FUNCTION_TYPES:
-        key = (node.lineno, node.col_offset)
-        numbers[key] = 1
-        for child in node.body:
-            push((child, depth + 1, key))
-        return
-    if kind is ast.ClassDef:
-        for child in node.body:
-            push((child, depth + 1, None))
-        return
-    if owner is not None:
-        if kind is ast.Assert:
-            numbers[owner] += 1
-            return
-        decisions = _DECISIONS.get(kind)
-        if decisions is not None:
-            numbers[owner] += decisions(node)
-    _queue_children(node, depth + 1, owner, push)
-
-
-def _queue_children(
-    node: ast.AST,
-    depth: int,
-    owner: tuple[int, int] | None,
-    push: Callable[[tuple[ast.AST, int, tuple[int, int] | None]], None],
-) -> None:
-    for name in node_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is list:
-            for item in value:
-                if isinstance(item, ast.AST):
+        kind = type(node)
+        if kind in counted:
+            owner = counted[kind](node, owner, numbers)
+        singles, lists = visited.of(node)
+        depth += 1
+        for name in singles:
+            value = getattr(node, name)
+            if queued[type(value)]:
+                push((value, depth, owner))
+        for name in lists:
+            for item in getattr(node, name):
+                if queued[type(item)]:
                     push((item, depth, owner))
-        elif isinstance(value, ast.AST):
-            push((value, depth, owner))
+    del numbers[None]
+    return numbers  # type: ignore[return-value]
+
+
+_Numbers = dict[tuple[int, int] | None, int]
+_Owner = tuple[int, int] | None
+
+
+def _scope(node: ast.AST, owner: _Owner, numbers: _Numbers) -> _Owner:
+    """The owner of a function's or class's body: the function (counting 1), none for a class."""
+    if type(node) is ast.ClassDef:
+        return None
+    key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    numbers[key] = 1
+    return key
+
+
+def _adding(decisions: Callable[[Any], int]) -> Callable[[ast.AST, _Owner, _Numbers], _Owner]:
+    def add(node: ast.AST, owner: _Owner, numbers: _Numbers) -> _Owner:
+        numbers[owner] += decisions(node)
+        return owner
+
+    return add
+
+
+# What a node of each counted type does to the count: a decision point adds to its owner's, a
+# function or class starts the count its body adds to.
+_COUNTED = {kind: _adding(decisions) for kind, decisions in _DECISIONS.items()}
+_COUNTED.update(dict.fromkeys(_SCOPES, _scope))
 
 
 def _radon_numbers(tree: ast.Module) -> dict[tuple[int, int], int]:
@@ -195,12 +243,22 @@ def _body_hash(node: FunctionNode) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def measure(tree: ast.Module, path: str, hash_floor: int = 0) -> list[FunctionComplexity]:
+def body_hash_at(tree: ast.Module, line: int, column: int) -> str:
+    """The body hash of the function whose `def` is at `line`, `column` (1-based, as measured),
+    "" when the tree has none there."""
+    for _, node in _walk(tree, ""):
+        if node.lineno == line and node.col_offset + 1 == column:
+            return _body_hash(node)
+    return ""
+
+
+def measure(tree: ast.Module, path: str, hash_floor: int | None = 0) -> list[FunctionComplexity]:
     """Every function and method in the tree, closures included, in source order.
 
     `path` is the project-relative POSIX path the keys and findings use. Only
     functions above `hash_floor` (the lowest threshold) get a body hash: only those can be new
-    crossings worth matching against a vanished baseline entry.
+    crossings worth matching against a vanished baseline entry. With `hash_floor` None none does:
+    the ratchet asks `body_hash_at` for the few it needs.
     """
     numbers = _counted_numbers(tree)
     if numbers is None:
@@ -222,7 +280,9 @@ def measure(tree: ast.Module, path: str, hash_floor: int = 0) -> list[FunctionCo
                 line=node.lineno,
                 column=node.col_offset + 1,
                 end_line=node.end_lineno or node.lineno,
-                body_hash=_body_hash(node) if complexity > hash_floor else "",
+                body_hash=_body_hash(node)
+                if hash_floor is not None and complexity > hash_floor
+                else "",
             )
         )
     return result

@@ -46,7 +46,8 @@ class RatchetInputs:
     `judged_paths`: the files whose entries are judged (the files checked, plus covered files
     that no longer exist). `previous(key)`: the complexity before this change (None for a
     function that did not exist); `vanished_bodies(key)`: the body hash a baselined function had.
-    Both are None when git cannot tell.
+    Both are None when git cannot tell. `body_hash(function)`: the body hash of a measured
+    function measured without one (None: the measurements carry theirs).
     """
 
     baseline: dict[str, int]
@@ -56,6 +57,7 @@ class RatchetInputs:
     renamed: dict[str, str] = field(default_factory=dict)
     previous: Callable[[str], int | None] | None = None
     vanished_bodies: Callable[[str], str | None] | None = None
+    body_hash: Callable[[FunctionComplexity], str] | None = None
 
 
 def judge(
@@ -86,7 +88,7 @@ def judge(
             judged.append(Judged(function, threshold, allowed))
             continue
         before = inputs.previous(function.key) if inputs.previous is not None else None
-        likely = bodies.get(function.body_hash)
+        likely = _likely_rename(function, bodies, inputs)
         if likely is not None:
             renamed_to[likely] = function.key
         judged.append(
@@ -110,6 +112,18 @@ def judge(
         for key in vanished
     )
     return RatchetFacts(tuple(judged), gone, Severity(config.stale_severity))
+
+
+def _likely_rename(
+    function: FunctionComplexity, bodies: dict[str, str], inputs: RatchetInputs
+) -> str | None:
+    """The vanished baseline key whose body the function has, if any (its body is hashed only
+    when there are vanished bodies to match)."""
+    if not bodies:
+        return None
+    if function.body_hash or inputs.body_hash is None:
+        return bodies.get(function.body_hash)
+    return bodies.get(inputs.body_hash(function))
 
 
 @dataclass

@@ -17,21 +17,25 @@ from gate.complexity.baseline import (
     key_lines,
     read_baseline,
 )
-from gate.complexity.measure import FunctionComplexity, measure
+from gate.complexity.measure import FunctionComplexity, body_hash_at, measure
 from gate.complexity.ratchet import RatchetInputs, key_path
 from gate.config import LoadedConfig
 from gate.fsutil import display_path
 
 
-def measure_source(data: bytes, path: str) -> dict[str, FunctionComplexity]:
-    """Measurements of a file's bytes (an older version from git); {} when it does not parse."""
+def _tree(data: bytes, path: str) -> ast.Module | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError):
-        return {}
-    return {function.key: function for function in measure(tree, path)}
+        return None
+
+
+def measure_source(data: bytes, path: str) -> dict[str, FunctionComplexity]:
+    """Measurements of a file's bytes (an older version from git); {} when it does not parse."""
+    tree = _tree(data, path)
+    return {} if tree is None else {function.key: function for function in measure(tree, path)}
 
 
 class ComplexitySession:
@@ -44,6 +48,7 @@ class ComplexitySession:
         self.shown = display_path(self.path)
         self.base = base
         self._previous_at = cache(self._measure_at)
+        self._current_tree = cache(self._read_tree)
 
     def relative(self, path: Path) -> str:
         """`path` relative to the project root, POSIX style: the key's path part."""
@@ -70,6 +75,19 @@ class ComplexitySession:
         if commit is None:
             return {}
         return git.renamed_away(self.root, commit, gone)
+
+    def _read_tree(self, path: str) -> ast.Module | None:
+        try:
+            data = (self.root / path).read_bytes()
+        except OSError:
+            return None
+        return _tree(data, path)
+
+    def body_hash(self, function: FunctionComplexity) -> str:
+        """The body hash of a function measured in this run without one: its file is read and
+        parsed again (the first stage does not hash bodies; a rename is rarely looked for)."""
+        tree = self._current_tree(function.path)
+        return "" if tree is None else body_hash_at(tree, function.line, function.column)
 
     def _measure_at(self, commit: str, path: str) -> dict[str, FunctionComplexity] | None:
         data = git.show(self.root, commit, path)
@@ -111,6 +129,7 @@ class ComplexitySession:
             renamed=self.renamed(functions),
             previous=previous if previous_commit is not None else None,
             vanished_bodies=vanished_body if baseline_commit is not None else None,
+            body_hash=self.body_hash,
         )
 
     def judged_paths(

@@ -69,12 +69,16 @@ def shield_scope(scopes: dict[str, str], function_code: str) -> tuple[str, str] 
 
 
 def _project(
-    tree: ast.Module, path: str, settings: GateConfig, summaries: ProjectSummaries | None
+    tree: ast.Module,
+    path: str,
+    settings: GateConfig,
+    summaries: ProjectSummaries | None,
+    source: bytes,
 ) -> ProjectView:
     """The project as the file rules saw it, with this text's own summary in place of the
     file's (a fix changes what its functions do)."""
     try:
-        own = summarise_module(tree, path, vocabulary_of(settings.teardown))
+        own = summarise_module(tree, path, vocabulary_of(settings.teardown), source=source)
     except RecursionError:
         own = None
     name = module_name(path)
@@ -98,7 +102,7 @@ def analyse(
         return None
     data = text.encode("utf-8", "surrogateescape")
     spans, level_triggered, candidates = teardown_functions(tree, data, settings, path=path)
-    project = _project(tree, path, settings, summaries)
+    project = _project(tree, path, settings, summaries, text.encode())
     try:
         analysis = analyse_file(path, text, spans, level_triggered, candidates, settings, project)
     except (AnalysisError, RecursionError):
