@@ -10,6 +10,7 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -1089,6 +1090,8 @@ class ProjectIndex:
                 suffixes.setdefault(".".join(parts[start:]), set()).add(name)
         self.by_suffix = {k: next(iter(v)) for k, v in suffixes.items() if len(v) == 1}
         self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
+        # what each call site runs, by id of the site (the sites live as long as the index)
+        self._targets: dict[int, tuple[ModuleSummary, FunctionSummary] | None] = {}
         self._shielded: frozenset[str] | None = None
         self._has_main: bool | None = None
         self._caller_answers: dict[LookupKey, bool] = {}
@@ -1153,13 +1156,16 @@ class ProjectIndex:
         key = f"{module.module}:{qualname}"
         if target is None or key in visiting or len(visiting) > 3 or not self._main_sites():
             return False
-        runs = self._runners(module, qualname, target)
         inner = visiting | {key}
-        return bool(runs) and all(
-            (site.task == MAIN_TASK and target.routes_signals)
-            or (site.task == SAME_TASK and self.uncancelled(home, site.caller, inner))
-            for home, site in runs
-        )
+        runs = False
+        for home, site in self._runners(module, qualname, target):  # the first that fails ends it
+            runs = True
+            if not (
+                (site.task == MAIN_TASK and target.routes_signals)
+                or (site.task == SAME_TASK and self.uncancelled(home, site.caller, inner))
+            ):
+                return False
+        return runs
 
     def _main_sites(self) -> bool:
         """Does any module run a main coroutine (nothing can be uncancelled otherwise)?"""
@@ -1186,24 +1192,26 @@ class ProjectIndex:
             return False
         if not self.callers_complete(qualname):
             return False
-        runs = self._runners(module, qualname, target)
         inner = visiting | {key}
-        return bool(runs) and all(
-            site.shielded or self.shielded_by_callers(home, site.caller, inner)
-            for home, site in runs
-        )
+        runs = False
+        for home, site in self._runners(module, qualname, target):  # the first that fails ends it
+            runs = True
+            if not (site.shielded or self.shielded_by_callers(home, site.caller, inner)):
+                return False
+        return runs
 
     def _runners(
         self, module: ModuleSummary, qualname: str, target: FunctionSummary
-    ) -> list[tuple[ModuleSummary, CallSite]]:
-        """The sites (with their modules) that may run the function."""
+    ) -> Iterator[tuple[ModuleSummary, CallSite]]:
+        """The sites (with their modules) that may run the function, found as they are asked
+        for."""
         owner, _, name = qualname.rpartition(".")
         owner = owner if owner in module.classes else ""
-        return [
+        return (
             (home, site)
             for home, site in self._sites_named(name)
             if self._runs(home, site, owner, target, module)
-        ]
+        )
 
     def called(self, module: ModuleSummary, qualname: str) -> bool:
         """Does any place in the project, other than the function itself, run it?"""
@@ -1264,7 +1272,7 @@ class ProjectIndex:
         is named after the class (`task_options.logger.cleanup()` for `TaskLogger.cleanup`) or
         cannot be named at all (`loggers[0].cleanup()`)."""
         if site.receiver is None:
-            found = None if owner else self._plain(home, site.caller, site.name)
+            found = None if owner else self._site_target(home, site)
             return found is not None and found[1] is target
         if site.receiver == "?":
             return bool(owner)
@@ -1276,13 +1284,29 @@ class ProjectIndex:
     def _runs_on_receiver(
         self, home: ModuleSummary, site: CallSite, owner: str, target: FunctionSummary
     ) -> bool:
-        found = self._function(home, site.caller, site.owner, f"{site.receiver}.{site.name}")
+        found = self._site_target(home, site)
         if found is not None:
             return found[1] is target
         last = (site.receiver or "").rsplit(".", 1)[-1]
         if not owner or last in ("self", "cls"):
             return False
-        return _named_after(name_words(last), name_words(owner.rsplit(".", 1)[-1]))
+        return _named_after(_words(last), _words(owner.rsplit(".", 1)[-1]))
+
+    def _site_target(
+        self, home: ModuleSummary, site: CallSite
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """The project function a call site runs, when gate can resolve it: the same whichever
+        function of that name is asked about, so resolved once per site (a name like `close`
+        has hundreds of sites, asked about for every class that defines it)."""
+        key = id(site)
+        if key not in self._targets:
+            if site.receiver is None:
+                found = self._plain(home, site.caller, site.name)
+            else:
+                call = f"{site.receiver}.{site.name}"
+                found = self._function(home, site.caller, site.owner, call)
+            self._targets[key] = found
+        return self._targets[key]
 
     def callee(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -1588,6 +1612,11 @@ def _in_scope(module: ModuleSummary, cls: str, name: str) -> str:
         if f"{scope}.{name}" in module.classes:
             return f"{scope}.{name}"
     return name
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
+    return name_words(name)
 
 
 def _named_after(receiver: tuple[str, ...], cls: tuple[str, ...]) -> bool:
