@@ -314,13 +314,16 @@ def _imported_files(
     """The project files the modules import that are not `known` yet (any prefix of an
     imported name may be a module)."""
     found: dict[str, Path] = {}
+    relatives: dict[str, str] = {}  # by path as found: the same modules are imported over and over
     for summary in summaries:
         for target in summary.imports.values():
             parts = target.split(".")
             for cut in range(len(parts), 0, -1):
                 for path in modules(".".join(parts[:cut])):
-                    relative = Path(path).relative_to(root).as_posix()
-                    found[relative] = Path(path)
+                    relative = relatives.get(path)
+                    if relative is None:
+                        relative = relatives[path] = Path(path).relative_to(root).as_posix()
+                        found[relative] = Path(path)
     return {
         relative: SourceFile(path, relative)
         for relative, path in found.items()

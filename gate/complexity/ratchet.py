@@ -81,8 +81,11 @@ def judge(
                 bodies[body] = origin[key]
     judged: list[Judged] = []
     renamed_to: dict[str, str] = {}
+    thresholds: dict[str, int] = {}  # by path: a file's functions share it
     for function in measured:
-        threshold = threshold_for(function.path, config)
+        threshold = thresholds.get(function.path)
+        if threshold is None:
+            threshold = thresholds[function.path] = threshold_for(function.path, config)
         allowed = allowance.get(function.key)
         if allowed is not None or function.complexity <= threshold:
             judged.append(Judged(function, threshold, allowed))
