@@ -7,6 +7,7 @@ files and asking git is the caller's job, so every decision here is testable wit
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -81,11 +82,10 @@ def judge(
                 bodies[body] = origin[key]
     judged: list[Judged] = []
     renamed_to: dict[str, str] = {}
-    thresholds: dict[str, int] = {}  # by path: a file's functions share it
+    # by path, matched against the globs once: a file's functions share it
+    threshold_of = functools.cache(lambda path: threshold_for(path, config))
     for function in measured:
-        threshold = thresholds.get(function.path)
-        if threshold is None:
-            threshold = thresholds[function.path] = threshold_for(function.path, config)
+        threshold = threshold_of(function.path)
         allowed = allowance.get(function.key)
         if allowed is not None or function.complexity <= threshold:
             judged.append(Judged(function, threshold, allowed))
