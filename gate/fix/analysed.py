@@ -102,7 +102,7 @@ def analyse(
         return None
     data = text.encode("utf-8", "surrogateescape")
     spans, level_triggered, candidates = teardown_functions(tree, data, settings, path=path)
-    project = _project(tree, path, settings, summaries, text.encode())
+    project = _project(tree, path, settings, summaries, data)
     try:
         analysis = analyse_file(path, text, spans, level_triggered, candidates, settings, project)
     except (AnalysisError, RecursionError):
