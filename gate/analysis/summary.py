@@ -1254,7 +1254,8 @@ class ProjectIndex:
         if depth > 5:
             return False
         for name in module.classes.get(cls, ()):
-            located = self._class(module, _in_scope(module, cls, name))
+            # a base class name as written in `cls`: looked up from the scope `cls` is in
+            located = self._class(module, _nearest(module, cls.rpartition(".")[0], name))
             if located is not None and self._derives(*located, base_home, base, depth + 1):
                 return True
         return False
@@ -1600,17 +1601,6 @@ def _nearest(module: ModuleSummary, scope: str, name: str) -> str:
             if candidate in module.classes:
                 return candidate
         scope = scope.rpartition(".")[0]
-    return name
-
-
-def _in_scope(module: ModuleSummary, cls: str, name: str) -> str:
-    """A base class name as written in class `cls`, qualified by the nearest enclosing scope
-    that defines it (`outer.<locals>.Base`, `Outer.Base`)."""
-    scope = cls
-    while "." in scope:
-        scope = scope.rsplit(".", 1)[0]
-        if f"{scope}.{name}" in module.classes:
-            return f"{scope}.{name}"
     return name
 
 
