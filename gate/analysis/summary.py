@@ -10,7 +10,6 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -1291,7 +1290,7 @@ class ProjectIndex:
         last = (site.receiver or "").rsplit(".", 1)[-1]
         if not owner or last in ("self", "cls"):
             return False
-        return _named_after(_words(last), _words(owner.rsplit(".", 1)[-1]))
+        return _named_after(name_words(last), name_words(owner.rsplit(".", 1)[-1]))
 
     def _site_target(
         self, home: ModuleSummary, site: CallSite
@@ -1602,11 +1601,6 @@ def _nearest(module: ModuleSummary, scope: str, name: str) -> str:
                 return candidate
         scope = scope.rpartition(".")[0]
     return name
-
-
-@functools.lru_cache(maxsize=4096)
-def _words(name: str) -> tuple[str, ...]:
-    return name_words(name)
 
 
 def _named_after(receiver: tuple[str, ...], cls: tuple[str, ...]) -> bool:

@@ -9,6 +9,7 @@ the process (`self._sandbox.close()`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -159,6 +160,7 @@ def documents_best_effort(docstring: str | None) -> bool:
     return bool(docstring) and _BEST_EFFORT_DOC.search(docstring or "") is not None
 
 
+@functools.lru_cache(maxsize=4096)  # a run splits the same names over and over
 def name_words(name: str) -> tuple[str, ...]:
     """Split an identifier on underscores and case changes, lower-cased."""
     return tuple(word.lower() for part in name.split("_") if part for word in _CAMEL.findall(part))
