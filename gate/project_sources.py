@@ -14,6 +14,7 @@ from pathlib import Path
 
 from gate.config import GateConfig, LoadedConfig
 from gate.discovery import SourceFile, UsageError, discover
+from gate.source import decode, word_positions
 
 # Beyond these, a search says nothing rather than read a whole checkout of unrelated code
 MAX_FILES = 20_000
@@ -21,18 +22,8 @@ MAX_BYTES = 128 * 1024 * 1024
 
 
 def has_word(text: str, name: str) -> bool:
-    """Does `name` appear in the text as a word (not inside a longer name)? A plain search
-    for the name, then a look at its neighbours: several times quicker than a regex with
-    lookarounds on big files."""
-    at = text.find(name)
-    while at >= 0:
-        end = at + len(name)
-        before = text[at - 1] if at else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
-            return True
-        at = text.find(name, at + 1)
-    return False
+    """Does `name` appear in the text as a word (not inside a longer name)?"""
+    return next(word_positions(text, name), None) is not None
 
 
 class ProjectSources:
@@ -85,5 +76,5 @@ class ProjectSources:
             size += len(data)
             if size > MAX_BYTES:
                 return None
-            texts.append((relative, data.decode("utf-8", "replace")))
+            texts.append((relative, decode(data)))
         return texts

@@ -10,7 +10,7 @@ import bisect
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from gate.model import Finding
 
@@ -28,6 +28,20 @@ def decode(data: bytes) -> str:
         return data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return data.decode("utf-8", "replace")
+
+
+def word_positions(text: str, name: str) -> Iterator[int]:
+    """Where `name` appears in the text as a word (not inside a longer name): a plain search
+    for the name, then a look at its neighbours, several times quicker than a regex with
+    lookarounds on big files."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            yield at
+        at = text.find(name, at + 1)
 
 
 def source_lines(text: str) -> list[str]:

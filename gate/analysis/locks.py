@@ -15,8 +15,9 @@ taken in others.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
+
+from gate.source import word_positions
 
 # Locks whose acquire returns without suspending while the lock is free (the dotted names their
 # constructors resolve to)
@@ -30,8 +31,9 @@ _SUSPENDS = (ast.Await, ast.AsyncFor, ast.AsyncWith, ast.Yield, ast.YieldFrom)
 
 
 def mentions(text: str, name: str) -> int:
-    """How many times `name` appears in the text as a word (code, strings and comments)."""
-    return len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+    """How many times `name` appears in the text as a word (code, strings and comments), as
+    the project's sources are searched for it (`word_positions`)."""
+    return sum(1 for _ in word_positions(text, name))
 
 
 def never_held_across_suspension(text: str, name: str) -> bool:
