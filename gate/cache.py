@@ -142,8 +142,19 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
 def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
     if row is None:
         return None
-    suspends, shielded, cut_safe, holds, managers, steps_cut, best_effort, awaits, *rest = row
-    steps, cheap, routes_signals = rest
+    (
+        suspends,
+        shielded,
+        cut_safe,
+        holds,
+        managers,
+        steps_cut,
+        best_effort,
+        awaits,
+        steps,
+        steps_best_effort,
+        routes_signals,
+    ) = row
     return FunctionSummary(
         suspends,
         shielded,
@@ -154,7 +165,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         best_effort,
         None if awaits is None else tuple(awaits),
         tuple((call, by_name) for call, by_name in steps),
-        cheap,
+        steps_best_effort,
         routes_signals,
     )
 
