@@ -16,6 +16,8 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 
+from gate.astwalk import PerType
+
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -309,21 +311,7 @@ def _children_in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
     return children
 
 
-class _OrderedFields(dict[type, tuple[str, ...]]):
-    """Each node type's fields in the order its children are taken, computed once per type."""
-
-    def __missing__(self, kind: type) -> tuple[str, ...]:
-        names = self[kind] = _SOURCE_ORDER.get(kind) or _child_fields(kind)
-        return names
-
-
-class _Kept(dict[type, bool]):
-    """Whether a value of a type is a node that is not layout, decided once per type:
-    `isinstance(value, cst.CSTNode)` asks an ABC, several times slower than a dict."""
-
-    def __missing__(self, kind: type) -> bool:
-        keep = self[kind] = issubclass(kind, cst.CSTNode) and kind not in LAYOUT
-        return keep
-
-
-_ORDERED_FIELDS, _KEPT = _OrderedFields(), _Kept()
+# Each node type's fields in the order its children are taken; whether a value of a type is a
+# node that is not layout (`isinstance(value, cst.CSTNode)` asks an ABC)
+_ORDERED_FIELDS = PerType(lambda kind: _SOURCE_ORDER.get(kind) or _child_fields(kind))
+_KEPT = PerType(lambda kind: issubclass(kind, cst.CSTNode) and kind not in LAYOUT)

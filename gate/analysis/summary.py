@@ -19,7 +19,7 @@ from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.facts import Consequence
 from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
 from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
-from gate.astwalk import HOLDS_STATEMENTS, child_nodes, child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, PerType, child_nodes, child_statements, node_fields
 
 
 @dataclass(frozen=True)
@@ -693,14 +693,6 @@ def _own_nodes(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-class _Walked(dict[type, bool]):
-    """Whether `_own_nodes` enters a value of a type: a node, not of the `_NOT_WALKED` types."""
-
-    def __missing__(self, kind: type) -> bool:
-        walked = self[kind] = issubclass(kind, ast.AST) and kind not in _NOT_WALKED
-        return walked
-
-
 # Nested scopes, and leaves that hold no call and hand nothing on by themselves (a name handed
 # on is found from the node that hands it: the call, assignment or container around it).
 _NOT_WALKED = frozenset(
@@ -723,7 +715,8 @@ _NOT_WALKED = frozenset(
 )
 
 
-_WALKED = _Walked()
+# Whether `_own_nodes` enters a value of a type: a node, not of the `_NOT_WALKED` types
+_WALKED = PerType(lambda kind: issubclass(kind, ast.AST) and kind not in _NOT_WALKED)
 
 # Methods where a context manager class opens the shielded scope it enters.
 SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import radon  # only its version: the visitor is imported when a file is measured
 
-from gate.astwalk import HOLDS_STATEMENTS, child_statements, node_fields
+from gate.astwalk import HOLDS_STATEMENTS, PerType, child_statements, node_fields
 
 RADON_VERSION: str = radon.__version__
 OPTIONS: dict[str, object] = {"closures": "separate", "no_assert": False}
@@ -120,14 +120,6 @@ _LEAVES = frozenset(
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
-class _Queued(dict[type, bool]):
-    """Whether a value of a type is a node to queue: a node, and not a leaf."""
-
-    def __missing__(self, kind: type) -> bool:
-        queued = self[kind] = issubclass(kind, ast.AST) and kind not in _LEAVES
-        return queued
-
-
 class _Visited(dict[type, tuple[tuple[str, ...], tuple[str, ...]]]):
     """The fields of a node type radon visits, as (those holding one value, those holding a
     list), learnt from the first node of the type: a function's or class's body only; an
@@ -147,7 +139,9 @@ class _Visited(dict[type, tuple[tuple[str, ...], tuple[str, ...]]]):
         return found
 
 
-_QUEUED, _VISITED = _Queued(), _Visited()
+# Whether a value of a type is a node to queue: a node, and not a leaf
+_QUEUED = PerType(lambda kind: issubclass(kind, ast.AST) and kind not in _LEAVES)
+_VISITED = _Visited()
 
 
 def _counted_numbers(tree: ast.Module) -> dict[tuple[int, int], int] | None:
