@@ -18,7 +18,7 @@ from gate import workers as workers_module
 from gate.analysis.summary import ModuleSummary, ProjectIndex, SourceSearch
 from gate.cache import ResultCache, signature
 from gate.config import GateConfig
-from gate.discovery import SourceFile
+from gate.discovery import SourceFile, matches
 from gate.filecheck import (
     Consulted,
     FileResult,
@@ -227,11 +227,12 @@ def file_results(
         imported: list[ModuleSummary] = []
         if teardown:
             imported = _imported_summaries(files, results, root, settings, options, cache)
-            index = ProjectIndex(
-                [r.summary for r in results if r.summary is not None] + imported,
-                callers_known,
-                sources,
+            summaries = [r.summary for r in results if r.summary is not None] + imported
+            tests = settings.teardown.test_paths
+            test_modules = frozenset(
+                s.module for s in summaries if matches(s.module.replace(".", "/") + ".py", tests)
             )
+            index = ProjectIndex(summaries, callers_known, sources, test_modules)
             _teardown_stages(files, results, keys, settings, options, cache, index)
         cache.save()
     return results, imported

@@ -765,6 +765,67 @@ def test_what_only_a_main_task_that_routes_its_signals_awaits_is_uncancelled(
     assert (23, "warning") in lines
 
 
+RUN_APP_HOOKS = """\
+import asyncio
+
+from aiohttp import web
+
+from pkg.sessions import shutdown as shutdown_sessions
+
+
+async def stop_workers(app):
+    await app["pool"].drain()
+    app["pool"].kill_workers()
+
+
+async def stop_workers_too_early(app):
+    await app["pool"].drain()
+    app["pool"].kill_workers()
+
+
+def main():
+    app = web.Application()
+    app.on_cleanup.append(stop_workers)
+    app.on_shutdown.append(shutdown_sessions)
+    web.run_app(app)
+
+
+def build():
+    app = web.Application()
+    app.on_cleanup.append(stop_workers_too_early)
+    return app
+"""
+
+SESSIONS = """\
+async def shutdown(app):
+    sessions = app["sessions"]
+    try:
+        await sessions.drain()
+    finally:
+        await sessions.notify_peers()
+        sessions.kill()
+"""
+
+
+def test_hooks_that_run_app_runs_after_its_cancel_are_entered_by_it(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "server.py", RUN_APP_HOOKS)
+    write(in_tmp / "pkg" / "sessions.py", SESSIONS)
+    # a test that runs a hook itself does not say how the application runs it
+    write(
+        in_tmp / "tests" / "test_server.py",
+        "from pkg import server\n\n\n"
+        "async def test_stop(app):\n    await server.stop_workers(app)\n",
+    )
+    found = _findings(capsys, "--no-cache", "pkg", "tests")
+    # run_app cancels its main task once, then runs the hooks: a second signal cuts them
+    assert ("GATE100", 10, "warning") in found
+    # the hooks of an app that this function does not run: who runs them is unknown
+    assert ("GATE100", 15, "error") in found
+    # registered under another name through an import: still run_app's hook
+    assert ("GATE100", 7, "warning") in found
+
+
 THREAD_LOCK = """\
 class ThreadLock:
     \"\"\"Thread safety for sync code, a no-op under `async with`.\"\"\"

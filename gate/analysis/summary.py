@@ -66,8 +66,9 @@ class FunctionSummary:
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
 # `asyncio.run(...)` (or `loop.run_until_complete(...)`), or another one (a task it creates, a
-# function handed on as a value).
-SAME_TASK, MAIN_TASK, OTHER_TASK = "same", "main", "other"
+# function handed on as a value). AFTER_CANCEL: a hook that aiohttp's `run_app` runs from its
+# main task's `finally:`, entered by the one cancel it delivers on SIGINT or SIGTERM.
+SAME_TASK, MAIN_TASK, OTHER_TASK, AFTER_CANCEL = "same", "main", "other", "after-cancel"
 
 
 class CallSite(NamedTuple):
@@ -80,7 +81,7 @@ class CallSite(NamedTuple):
     caller: str  # qualname of the function it is in ("" at module level)
     owner: str  # that function's class qualname ("" outside a class)
     shielded: bool
-    task: str = OTHER_TASK  # SAME_TASK, MAIN_TASK or OTHER_TASK
+    task: str = OTHER_TASK  # SAME_TASK, MAIN_TASK, OTHER_TASK or AFTER_CANCEL
 
 
 @dataclass(frozen=True)
@@ -587,13 +588,14 @@ def call_sites(
     shielded_by_call = _shielded_by_call(awaited)
     nodes = _own_nodes(node)
     tasks = _tasks_of(nodes, awaited)
+    hooks = _run_app_hooks(nodes)
     sites: list[CallSite] = []
     add = sites.append
     for child in nodes:
         kind = type(child)
         for passed in _handed_on(child, kind):
             if type(passed) in _NAMED:
-                add(_site(passed, caller, owner, False))
+                add(_site(passed, caller, owner, False, hooks.get(id(passed), OTHER_TASK)))
         if kind is ast.Call and type(child.func) in _NAMED:
             task = tasks.get(id(child))
             if task:
@@ -616,6 +618,36 @@ def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dic
     tasks.update((id(call), OTHER_TASK) for call in _shielded_by_call(awaited))
     tasks.update((id(call), SAME_TASK) for call, _ in awaited)
     return tasks
+
+
+# aiohttp's application signals whose hooks `AppRunner.cleanup()` runs
+APP_HOOK_LISTS = frozenset({"on_shutdown", "on_cleanup"})
+
+
+def _run_app_hooks(nodes: list[ast.AST]) -> dict[int, str]:
+    """The functions a function registers as shutdown or cleanup hooks of an aiohttp app it
+    also runs with `run_app(app)` (`app.on_cleanup.append(close_db)`), by id: AFTER_CANCEL.
+    run_app stops on SIGINT or SIGTERM by cancelling its main task once, and that task runs the
+    hooks in its `finally:`; on asyncio only a second signal (which cancels every task left)
+    cuts them short."""
+    calls = [node for node in nodes if type(node) is ast.Call]
+    apps = {dotted(call.args[0]) for call in calls if call.args and _final(call.func) == "run_app"}
+    if not apps:
+        return {}
+    return {
+        id(arg): AFTER_CANCEL for call in calls if _hooked_app(call) in apps for arg in call.args
+    }
+
+
+def _hooked_app(call: ast.Call) -> str | None:
+    """`app` in `app.on_cleanup.append(hook)` (or `insert`, or `on_shutdown`)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in ("append", "insert"):
+        return None
+    hooks = func.value
+    if isinstance(hooks, ast.Attribute) and hooks.attr in APP_HOOK_LISTS:
+        return dotted(hooks.value)
+    return None
 
 
 def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
@@ -1066,12 +1098,16 @@ class ProjectIndex:
         modules: list[ModuleSummary],
         callers_known: bool = True,
         sources: SourceSearch | None = None,
+        test_modules: frozenset[str] = frozenset(),
     ) -> None:
         # whether the run sees the callers: false when it was given single files (pre-commit),
         # whose callers live in files it does not read; caller facts then hold only for names
         # that no other project source mentions (`sources`)
         self.callers_known = callers_known
         self.sources = sources
+        # the modules that are test code: a test that runs a hook itself does not say how the
+        # application runs it
+        self.test_modules = test_modules
         self._complete: dict[str, bool] = {}  # by function name: callers_complete
         self._free_locks: dict[str, bool] = {}  # by attribute name: _never_blocks
         self.modules = {module.module: module for module in modules}
@@ -1086,6 +1122,7 @@ class ProjectIndex:
         self._targets: dict[int, tuple[ModuleSummary, FunctionSummary] | None] = {}
         self._shielded: frozenset[str] | None = None
         self._has_main: bool | None = None
+        self._has_hooks: bool | None = None
         self._caller_answers: dict[LookupKey, bool] = {}
         # whether a summary's awaits all reach callees that never suspend, by id(summary): a
         # callee is looked up from every await of it
@@ -1107,7 +1144,7 @@ class ProjectIndex:
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
-        if kind in ("callers", "called", "uncancelled"):
+        if kind in ("callers", "called", "uncancelled", "after_cancel"):
             if key not in self._caller_answers:  # asked again by every file on a warm run
                 self._caller_answers[key] = self._caller_fact(kind, module, caller)
             return self._caller_answers[key]
@@ -1120,6 +1157,10 @@ class ProjectIndex:
             # a function local to another is run only from there, which this run has read
             known = ".<locals>." in qualname or self.callers_complete(qualname)
             return known and self.uncancelled(module, qualname, frozenset())
+        if kind == "after_cancel":
+            return self.callers_complete(qualname) and self.after_cancel(
+                module, qualname, frozenset()
+            )
         return not self.callers_complete(qualname) or self.called(module, qualname)
 
     def callers_complete(self, qualname: str) -> bool:
@@ -1158,6 +1199,38 @@ class ProjectIndex:
             ):
                 return False
         return runs
+
+    def after_cancel(self, module: ModuleSummary, qualname: str, visiting: frozenset[str]) -> bool:
+        """Is this async function run only after its task's one cancel: registered as a hook
+        that aiohttp's `run_app` runs once it has cancelled its main task, or run only by such
+        functions (awaited, or started by them: what a hook gathers ends when a second cancel
+        reaches the hook)? Callers in test code are left out. False when nothing else in the
+        project runs it."""
+        target = module.functions.get(qualname)
+        key = f"{module.module}:{qualname}"
+        if target is None or key in visiting or len(visiting) > 3 or not self._hook_sites():
+            return False
+        inner = visiting | {key}
+        runs = False
+        for home, site in self._runners(module, qualname, target):  # the first that fails ends it
+            if home.module in self.test_modules:
+                continue
+            runs = True
+            if site.task != AFTER_CANCEL and not (
+                site.task in (SAME_TASK, OTHER_TASK) and self.after_cancel(home, site.caller, inner)
+            ):
+                return False
+        return runs
+
+    def _hook_sites(self) -> bool:
+        """Does any module register a hook that run_app runs after its cancel?"""
+        if self._has_hooks is None:
+            self._has_hooks = any(
+                site.task == AFTER_CANCEL
+                for module in self.modules.values()
+                for site in module.sites
+            )
+        return self._has_hooks
 
     def _main_sites(self) -> bool:
         """Does any module run a main coroutine (nothing can be uncancelled otherwise)?"""
@@ -1222,8 +1295,15 @@ class ProjectIndex:
         if self._sites is None:
             self._sites = {}
             for module in self.modules.values():
+                imports = module.imports
                 for site in module.sites:
                     self._sites.setdefault(site.name, []).append((module, site))
+                    # `from .methods import shutdown as stop_sessions; hooks = (stop_sessions,)`
+                    # runs `shutdown`
+                    imported = imports.get(site.name) if site.receiver is None else None
+                    original = imported.rpartition(".")[2] if imported else site.name
+                    if original != site.name:
+                        self._sites.setdefault(original, []).append((module, site))
         return self._sites.get(name, [])
 
     def _shielded_names(self) -> frozenset[str]:
@@ -1632,3 +1712,6 @@ class ProjectView:
 
     def uncancelled(self, qualname: str) -> bool:
         return self._ask(("uncancelled", self.module, qualname, "", "")) is True
+
+    def after_cancel(self, qualname: str) -> bool:
+        return self._ask(("after_cancel", self.module, qualname, "", "")) is True

@@ -75,6 +75,10 @@ class Project(Protocol):
         """Does nothing cancel the task this function runs in (asyncio.run's main coroutine
         that routes the loop's signals to its own handlers, and what only it awaits)?"""
 
+    def after_cancel(self, qualname: str) -> bool:
+        """Is this function run only once its task was cancelled (a hook aiohttp's run_app
+        runs after cancelling its main task, and what only such hooks run)?"""
+
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
@@ -1052,17 +1056,29 @@ class _Analyser:
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
-        uncalled = kind is RegionKind.METHOD and (
-            self.project is not None and not self.project.called(span.qualname)
-        )
-        uncancelled = self.project is not None and self.project.uncancelled(span.qualname)
-        region = dataclasses.replace(
-            region, extent=extent or snippet.function, uncalled=uncalled, uncancelled=uncancelled
-        )
+        region = self._with_caller_facts(region, span, extent or snippet.function)
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))
         self._register(region, snippet)
         return region
+
+    def _with_caller_facts(self, region: Region, span: FunctionSpan, extent: cst.CSTNode) -> Region:
+        """The region with what its function's callers decide: nothing in the project runs a
+        teardown method, nothing cancels its task, or it runs only after its task's cancel."""
+        project = self.project
+        if project is None:
+            return dataclasses.replace(region, extent=extent)
+        uncalled = region.kind is RegionKind.METHOD and not project.called(span.qualname)
+        entered = region.entered_by_cancel or (
+            span.is_async and project.after_cancel(span.qualname)
+        )
+        return dataclasses.replace(
+            region,
+            extent=extent,
+            uncalled=uncalled,
+            uncancelled=project.uncancelled(span.qualname),
+            entered_by_cancel=entered,
+        )
 
     def _register(self, region: Region, snippet: Snippet) -> None:
         """Remember the snippet of every node a finding can point at, for `locate`."""
@@ -1127,7 +1143,7 @@ class _Analyser:
         decided: dict[int, bool] = {}
 
         def entered(region: Region, visiting: frozenset[int]) -> bool:
-            if region.kind is not RegionKind.HELPER:
+            if region.kind is not RegionKind.HELPER or region.entered_by_cancel:
                 return region.entered_by_cancel
             if id(region) in decided:
                 return decided[id(region)]
