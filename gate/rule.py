@@ -108,7 +108,34 @@ would change nothing at run time).
 """
 
 
+# The "Severity" text of every teardown rule: the tiers its findings take
+TEARDOWN_SEVERITY = """\
+An error when a step whose loss loses data (write, save, flush, commit, upload, record,
+finalize) or leaks something outside the process (stop, kill, terminate, delete, release of
+sandboxes, containers, subprocesses, remote sessions, locks) is at stake, or when the finding is
+about cancellation itself. A warning when:
+- the step is a best-effort close or stop of an in-process object (a socket, an HTTP session, a
+  stream, a file, a task's `cancel()`), a write to a network transport, or an await of a project
+  function whose own steps are all of that kind;
+- the file is test or example code (`tool.gate.teardown.test-paths`);
+- on asyncio, the region is entered only by the cancel itself (a cancellation handler, the
+  `finally:` of a serve-forever loop, a hook that aiohttp's `run_app` runs after cancelling its
+  main task, or what only these run): cutting it short needs a second cancel;
+- nothing cancels the task it runs in (`asyncio.run`'s main coroutine that routes SIGINT and
+  SIGTERM to handlers of its own), or it is a teardown method nothing in the project calls;
+- a docstring calls the step best effort (`best effort`, `a convenience`).
+
+`tool.gate.teardown.best-effort-severity = "error"` makes best-effort steps errors, and
+`test-severity = "error"` judges test code as any other code. The README's "Errors and
+warnings" lists every case.
+"""
+
+
 def shared_sections(doc: str | None) -> str:
     """A rule module's docstring with the sections rules share filled in: a line
-    `{hold-fix-safety}` becomes HOLD_FIX_SAFETY."""
-    return (doc or "").replace("{hold-fix-safety}\n", HOLD_FIX_SAFETY)
+    `{hold-fix-safety}` becomes HOLD_FIX_SAFETY, `{teardown-severity}` TEARDOWN_SEVERITY."""
+    return (
+        (doc or "")
+        .replace("{hold-fix-safety}\n", HOLD_FIX_SAFETY)
+        .replace("{teardown-severity}\n", TEARDOWN_SEVERITY)
+    )

@@ -120,6 +120,12 @@ def test_docs_have_every_section(code: str) -> None:
         assert rule.section("Fix"), f"{code} has a fix but its docs lack a '## Fix' section"
 
 
+@pytest.mark.parametrize("code", [f"GATE10{n}" for n in range(8)])
+def test_teardown_rules_document_their_severity_tiers(code: str) -> None:
+    # every teardown rule reports errors and warnings by the same tiers
+    assert RULES[code].section("Severity").startswith("An error when a step whose loss loses data")
+
+
 @pytest.mark.parametrize("code", sorted(c for c in RULES if RULES[c].examples("Example")))
 def test_docs_example_is_reported_and_fix_is_clean(code: str, tmp_path: Path) -> None:
     rule = RULES[code]

@@ -79,6 +79,9 @@ a task or future rather than a call (`task.cancel(); await task`): the cancellat
 that task's own, and re-raising it would make the function look cancelled. A coroutine awaited
 through a call can still hand up a child task's cancel; gate cannot see that.
 
+## Severity
+{teardown-severity}
+
 ## Options
 None.
 """
@@ -90,7 +93,7 @@ from typing import TYPE_CHECKING
 
 from gate.analysis.facts import CancelHandler, Enclosure, EnclosureKind, ModuleAnalysis, Region
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Autofix, Locate, Rule
+from gate.rule import Autofix, Locate, Rule, shared_sections
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -249,7 +252,7 @@ RULE = Rule(
     summary="A teardown handler catches cancellation and neither re-raises nor keeps it",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Keep the exception (except CancelledError as e: interrupt = e) and re-raise it once the "
     "teardown is done.",
     check=check,

@@ -49,6 +49,9 @@ A step the same function also runs in a `finally:` or a cancellation handler is 
 and not reported. Cleanup done by a caller (the caller's own `finally:`) is not seen. Under
 trio/anyio, the handler's own awaits also need a shielded scope once it catches cancellation.
 
+## Severity
+{teardown-severity}
+
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the names of steps.
 - `tool.gate.teardown.test-paths`, `best-effort-severity`, `test-severity`: the tiers.
@@ -60,7 +63,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
 from gate.model import Family, Finding, Related, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Locate, Rule, shared_sections
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
@@ -87,7 +90,7 @@ RULE = Rule(
     summary="Cleanup runs only in an except clause narrower than cancellation; a cancel skips it",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Catch BaseException (or add `except CancelledError`) for the cleanup, re-raising, or "
     "move it to a finally block.",
     check=check,

@@ -67,6 +67,9 @@ skipping the teardown.
 ## Fix safety
 {hold-fix-safety}
 
+## Severity
+{teardown-severity}
+
 ## Options
 The critical-step options of skippable-teardown-step decide which awaits matter.
 """

@@ -86,6 +86,9 @@ The callee is judged by its own body: a callee that hands its work to a helper t
 (a task it waits for, a thread) may still be reported. Under trio and anyio the same await is
 reported as unshielded-teardown-await, which also names the fix (a shielded scope).
 
+## Severity
+{teardown-severity}
+
 ## Options
 The critical-step options of skippable-teardown-step decide which awaits are steps.
 """
@@ -102,7 +105,7 @@ from gate.analysis.facts import (
     Region,
 )
 from gate.model import Family, Finding, Related, Severity
-from gate.rule import Locate, Rule
+from gate.rule import Locate, Rule, shared_sections
 
 HOLDING = (EnclosureKind.TRY_EXCEPT, EnclosureKind.SUPPRESS)
 
@@ -166,7 +169,7 @@ RULE = Rule(
     summary="A held interrupt still cuts short the awaited step it landed in",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Run the step's work to completion (a shielded task the hold keeps waiting for), or do "
     "the work in the callee before its first suspension.",
     check=check,

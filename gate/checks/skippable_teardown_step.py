@@ -83,6 +83,9 @@ await.
 ## Fix safety
 {hold-fix-safety}
 
+## Severity
+{teardown-severity}
+
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the name tokens of steps.
 - `tool.gate.teardown.teardown-functions`: qualname globs whose whole body is a region.

@@ -89,6 +89,9 @@ run time and there is no fix: make the step idempotent, or under trio/anyio shie
 ## Fix safety
 {hold-fix-safety}
 
+## Severity
+{teardown-severity}
+
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
 - The critical-step options of skippable-teardown-step.

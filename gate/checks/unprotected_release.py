@@ -65,6 +65,9 @@ to and their items are followed; a release done by the caller, by a context mana
 object that took ownership is not seen. An awaited release in a `finally:` still needs its
 interrupt held (skippable-teardown-step, unguarded-cleanup-await).
 
+## Severity
+{teardown-severity}
+
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the names of releases.
 - `tool.gate.teardown.test-paths`, `best-effort-severity`, `test-severity`: the tiers.
@@ -76,7 +79,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
 from gate.model import Family, Finding, Related, Severity, TeardownDetail
-from gate.rule import Locate, Rule
+from gate.rule import Locate, Rule, shared_sections
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
@@ -103,7 +106,7 @@ RULE = Rule(
     summary="What an await acquired is released only on the normal path; a cancel skips it",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Release it in a finally block (or use the resource as a context manager).",
     check=check,
 )

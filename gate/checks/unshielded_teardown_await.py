@@ -65,6 +65,9 @@ for ever. Give it a deadline (`move_on_after(SECONDS, shield=True)`) when it can
 when the shielded range would hold a `yield`, or when the module imports neither `trio` nor
 `anyio` by name (nor `CancelScope` from them).
 
+## Severity
+{teardown-severity}
+
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that shield what they run.
 """
@@ -76,7 +79,7 @@ from collections.abc import Iterator
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.analysis.vocabulary import only_waits
 from gate.model import Family, Finding, Severity
-from gate.rule import Autofix, Locate, Rule
+from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
 def _severity(analysis: ModuleAnalysis, at_stake: list[CriticalStep], region: Region) -> Severity:
@@ -126,7 +129,7 @@ RULE = Rule(
     summary="trio/anyio: an await in a teardown region outside a shielded cancel scope",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
-    doc=__doc__ or "",
+    doc=shared_sections(__doc__),
     fix="Wrap the teardown awaits in `with trio.move_on_after(T, shield=True):` "
     "(anyio.move_on_after(T, shield=True) under anyio).",
     check=check,
