@@ -1121,8 +1121,7 @@ class ProjectIndex:
         # what each call site runs, by id of the site (the sites live as long as the index)
         self._targets: dict[int, tuple[ModuleSummary, FunctionSummary] | None] = {}
         self._shielded: frozenset[str] | None = None
-        self._has_main: bool | None = None
-        self._has_hooks: bool | None = None
+        self._tasks_seen: dict[str, bool] = {}  # by task kind: whether any site runs one
         self._caller_answers: dict[LookupKey, bool] = {}
         # whether a summary's awaits all reach callees that never suspend, by id(summary): a
         # callee is looked up from every await of it
@@ -1185,20 +1184,13 @@ class ProjectIndex:
         coroutine of `asyncio.run(...)` (whose task only Ctrl-C cancels) and routes the loop's
         signals to handlers of its own, or when every place that runs it awaits it in such a
         function. False when nothing in the project runs it."""
-        target = module.functions.get(qualname)
-        key = f"{module.module}:{qualname}"
-        if target is None or key in visiting or len(visiting) > 3 or not self._main_sites():
-            return False
-        inner = visiting | {key}
-        runs = False
-        for home, site in self._runners(module, qualname, target):  # the first that fails ends it
-            runs = True
-            if not (
-                (site.task == MAIN_TASK and target.routes_signals)
-                or (site.task == SAME_TASK and self.uncancelled(home, site.caller, inner))
-            ):
-                return False
-        return runs
+
+        def qualifies(home: ModuleSummary, site: CallSite, inner: frozenset[str]) -> bool:
+            if site.task == MAIN_TASK:
+                return bool(module.functions[qualname].routes_signals)
+            return site.task == SAME_TASK and self.uncancelled(home, site.caller, inner)
+
+        return self._every_runner(module, qualname, visiting, MAIN_TASK, qualifies)
 
     def after_cancel(self, module: ModuleSummary, qualname: str, visiting: frozenset[str]) -> bool:
         """Is this async function run only after its task's one cancel: registered as a hook
@@ -1206,39 +1198,53 @@ class ProjectIndex:
         functions (awaited, or started by them: what a hook gathers ends when a second cancel
         reaches the hook)? Callers in test code are left out. False when nothing else in the
         project runs it."""
+
+        def qualifies(home: ModuleSummary, site: CallSite, inner: frozenset[str]) -> bool:
+            if site.task == AFTER_CANCEL:
+                return True
+            return site.task in (SAME_TASK, OTHER_TASK) and self.after_cancel(
+                home, site.caller, inner
+            )
+
+        return self._every_runner(
+            module, qualname, visiting, AFTER_CANCEL, qualifies, skip_tests=True
+        )
+
+    def _every_runner(
+        self,
+        module: ModuleSummary,
+        qualname: str,
+        visiting: frozenset[str],
+        entry: str,
+        qualifies: Callable[[ModuleSummary, CallSite, frozenset[str]], bool],
+        skip_tests: bool = False,
+    ) -> bool:
+        """Does every place in the project that runs this async function qualify, followed up
+        to four callers deep? False when nothing runs it, and when no site anywhere runs
+        a function in the `entry` task the chain must start from."""
         target = module.functions.get(qualname)
         key = f"{module.module}:{qualname}"
-        if target is None or key in visiting or len(visiting) > 3 or not self._hook_sites():
+        if target is None or key in visiting or len(visiting) > 3 or not self._has_task(entry):
             return False
         inner = visiting | {key}
         runs = False
         for home, site in self._runners(module, qualname, target):  # the first that fails ends it
-            if home.module in self.test_modules:
+            if skip_tests and home.module in self.test_modules:
                 continue
             runs = True
-            if site.task != AFTER_CANCEL and not (
-                site.task in (SAME_TASK, OTHER_TASK) and self.after_cancel(home, site.caller, inner)
-            ):
+            if not qualifies(home, site, inner):
                 return False
         return runs
 
-    def _hook_sites(self) -> bool:
-        """Does any module register a hook that run_app runs after its cancel?"""
-        if self._has_hooks is None:
-            self._has_hooks = any(
-                site.task == AFTER_CANCEL
-                for module in self.modules.values()
-                for site in module.sites
+    def _has_task(self, task: str) -> bool:
+        """Does any module have a site that runs a function in this task (nothing can be
+        uncancelled without a main coroutine, nor entered after run_app's cancel without a
+        hook)?"""
+        if task not in self._tasks_seen:
+            self._tasks_seen[task] = any(
+                site.task == task for module in self.modules.values() for site in module.sites
             )
-        return self._has_hooks
-
-    def _main_sites(self) -> bool:
-        """Does any module run a main coroutine (nothing can be uncancelled otherwise)?"""
-        if self._has_main is None:
-            self._has_main = any(
-                site.task == MAIN_TASK for module in self.modules.values() for site in module.sites
-            )
-        return self._has_main
+        return self._tasks_seen[task]
 
     def shielded_by_callers(
         self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
