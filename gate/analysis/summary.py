@@ -206,6 +206,11 @@ class _Walk:
             if isinstance(child, ast.Await):
                 if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
                     continue
+                if isinstance(child.value, ast.Call) and _final(child.value.func) in (
+                    SHIELDED_CHECKPOINTS
+                ):
+                    self.suspend(_replace(context, shielded=True))
+                    continue
                 self.suspend(context)
                 if isinstance(child.value, ast.Call):
                     self.awaited.append((child.value, context.shielded))
@@ -619,6 +624,10 @@ def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dic
     tasks.update((id(call), SAME_TASK) for call, _ in awaited)
     return tasks
 
+
+# trio's and anyio's checkpoints that let other tasks run but never raise a cancellation
+# (`anyio.lowlevel.cancel_shielded_checkpoint()`): a suspension no cancel lands in
+SHIELDED_CHECKPOINTS = frozenset({"cancel_shielded_checkpoint"})
 
 # aiohttp's application signals whose hooks `AppRunner.cleanup()` runs
 APP_HOOK_LISTS = frozenset({"on_shutdown", "on_cleanup"})
@@ -1662,8 +1671,11 @@ NEVER_SUSPENDING_MANAGERS = frozenset(
 
 def _library_never_suspends(module: ModuleSummary, call: str) -> bool:
     """Is `call` the enter or exit of a library manager that never suspends, made by a call
-    (`asyncio.timeout(5).__aenter__`, also through `from asyncio import timeout`)?"""
+    (`asyncio.timeout(5).__aenter__`, also through `from asyncio import timeout`), or a
+    checkpoint no cancel lands in (`anyio.lowlevel.cancel_shielded_checkpoint`)?"""
     receiver, _, method = call.rpartition(".")
+    if method in SHIELDED_CHECKPOINTS:
+        return True  # it lets other tasks run, but no cancel lands in it
     if method not in MANAGER_METHODS or not receiver.endswith(MADE_BY_CALL):
         return False
     first, dot, rest = receiver.removesuffix(MADE_BY_CALL).partition(".")
