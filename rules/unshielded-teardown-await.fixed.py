@@ -251,3 +251,20 @@ class LifespanServer:
                 # ruleid: unshielded-teardown-await
                 async with self._flush_lock:
                     self._ref_count -= 1
+
+
+class Dispatcher:
+    async def _resync_tracer(self):
+        # a checkpoint that lets other tasks run but never raises a cancellation
+        # ok: unshielded-teardown-await
+        await anyio.lowlevel.cancel_shielded_checkpoint()
+
+    async def run(self, tg, stream):
+        try:
+            await tg.wait()
+        finally:
+            # ok: unshielded-teardown-await
+            await self._resync_tracer()
+            with anyio.CancelScope(shield=True):
+                # ok: skippable-teardown-step
+                await stream.flush()

@@ -158,6 +158,9 @@ class InterruptPoint:
     callee_steps_cut: bool = False  # a step of the callee comes after an exposed suspension
     guarded: bool = False
     shielded: bool = False
+    # the arms around it whose block ends in `return`: once code in one ran, nothing after its
+    # statement runs in that pass
+    returns_in: tuple[Branch, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -310,9 +313,22 @@ def on_interrupt_path(point: InterruptPoint, step: CriticalStep) -> bool:
     return False
 
 
+def _returns_before(point: InterruptPoint, step: CriticalStep) -> bool:
+    """Does a `return` end every pass that runs `point` before `step` could run? The point is
+    in an arm that ends in `return`, and the step is outside that arm's statement. (A handler
+    of a `try` around the point, which an error before the `return` could reach, is on the
+    interrupt's path: `on_interrupt_path` has already answered for it.)"""
+    return any(
+        all(branch.statement != arm.statement for branch in step.branches)
+        for arm in point.returns_in
+    )
+
+
 def precedes(point: InterruptPoint, step: CriticalStep) -> bool:
     """Can an interrupt at `point` happen before `step` runs, in this pass or a loop's next one?"""
     if _exclusive(point.branches, step.branches) or on_interrupt_path(point, step):
+        return False
+    if point.returns_in and _returns_before(point, step):
         return False
     if point.order < step.order and point.statement is not step.statement:
         return True

@@ -269,6 +269,15 @@ def _raises(small: cst.BaseSmallStatement) -> bool:
     return isinstance(call, cst.Call) and dotted_name(call.func) in RAISING_CALLS
 
 
+def _ends_in_return(body: cst.BaseSuite) -> bool:
+    """Does the block's last statement return (`return`, `return value`)?"""
+    listed = statements(body)
+    last = listed[-1] if listed else None
+    return isinstance(last, cst.SimpleStatementLine | cst.SimpleStatementSuite) and isinstance(
+        last.body[-1], cst.Return
+    )
+
+
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
     for statement in statements(body):
@@ -446,6 +455,8 @@ class _RegionWalker:
         self.shields = shields
         self.order = 0
         self.branches: list[Branch] = []
+        # the arms walked into whose block ends in `return` (a subset of `branches`)
+        self.returning: list[Branch] = []
         self.loops: list[int] = []
         self.loop_items: list[set[str]] = []  # the names each enclosing loop binds per item
         self.enclosures: list[Enclosure] = []
@@ -558,12 +569,26 @@ class _RegionWalker:
 
     def walk_blocks(self, statement: cst.CSTNode) -> None:
         for arm, index, block in blocks(statement):
-            self.branches.append(Branch(id(statement), arm or Arm.IF, index))
+            self.enter_branch(Branch(id(statement), arm or Arm.IF, index), block)
             if isinstance(block, cst.If):
                 self.walk_statement(block)
             else:
                 self.walk_suite(block)  # type: ignore[arg-type]
-            self.branches.pop()
+            self.leave_branch()
+
+    def enter_branch(self, branch: Branch, block: cst.CSTNode) -> None:
+        """Walk into one arm of a compound statement; an arm whose block ends in `return`
+        leaves the region, so nothing after the statement runs once code in the arm did."""
+        self.branches.append(branch)
+        if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler | cst.Finally):
+            block = block.body
+        if isinstance(block, cst.BaseSuite) and _ends_in_return(block):  # an `elif` is an If
+            self.returning.append(branch)
+
+    def leave_branch(self) -> None:
+        branch = self.branches.pop()
+        if self.returning and self.returning[-1] is branch:
+            self.returning.pop()
 
     def walk_small(self, small: cst.BaseSmallStatement, marked: bool) -> None:
         found = collect(small)
@@ -661,6 +686,7 @@ class _RegionWalker:
             callee_holds=callee_holds,
             callee_known=callee_known,
             callee_steps_cut=callee_steps_cut,
+            returns_in=tuple(self.returning),
         )
         self.points.append(point)
         return point
@@ -780,7 +806,7 @@ class _RegionWalker:
 
     def walk_try(self, statement: cst.Try | cst.TryStar) -> None:
         for arm, index, block in blocks(statement):
-            self.branches.append(Branch(id(statement), arm or Arm.TRY_BODY, index))
+            self.enter_branch(Branch(id(statement), arm or Arm.TRY_BODY, index), block)
             if arm is Arm.TRY_BODY:
                 added = self.try_enclosures(statement)
                 self.enclosures.extend(added)
@@ -805,7 +831,7 @@ class _RegionWalker:
                 self.finally_stack.pop()
             else:
                 self.walk_suite(block)  # type: ignore[arg-type]
-            self.branches.pop()
+            self.leave_branch()
 
     # -- the frozen result
     def region(
