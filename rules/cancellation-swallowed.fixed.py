@@ -1,5 +1,6 @@
 # Annotated examples for GATE103 cancellation-swallowed.
 import asyncio
+import contextlib
 
 
 class Pass:
@@ -192,3 +193,16 @@ class TreatsTheCallersCancelAsATimeout:
                     interrupt = interrupt or error
         if interrupt is not None:
             raise interrupt
+
+
+class SuppressInAHandlerThatReraises:
+    # The suppress keeps a fallback close from hiding the original error; the bare raise
+    # after it carries the cancel (or the error) on.
+    async def aclose(self):
+        try:
+            await self._receive_final_frame()
+        except BaseException:
+            # ok: cancellation-swallowed
+            with contextlib.suppress(BaseException):
+                await self._notify_source()
+            raise

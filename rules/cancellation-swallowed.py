@@ -1,5 +1,6 @@
 # Annotated examples for GATE103 cancellation-swallowed.
 import asyncio
+import contextlib
 
 
 class Pass:
@@ -168,3 +169,16 @@ class TreatsTheCallersCancelAsATimeout:
             # ruleid: cancellation-swallowed
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 task.cancel()
+
+
+class SuppressInAHandlerThatReraises:
+    # The suppress keeps a fallback close from hiding the original error; the bare raise
+    # after it carries the cancel (or the error) on.
+    async def aclose(self):
+        try:
+            await self._receive_final_frame()
+        except BaseException:
+            # ok: cancellation-swallowed
+            with contextlib.suppress(BaseException):
+                await self._notify_source()
+            raise

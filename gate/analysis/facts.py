@@ -127,6 +127,9 @@ class Enclosure:
     # a suppress of cancellation around an await of a task the function cancelled just before
     # (`t.cancel()`; `with suppress(CancelledError): await t`), as for CancelHandler
     awaits_cancelled_task: bool = False
+    # a suppress in a block that ends by raising, which carries the cancel on (as for a
+    # CancelHandler's `reraised_after`)
+    reraised_after: bool = False
 
 
 @dataclass(frozen=True)

@@ -721,6 +721,7 @@ class _RegionWalker:
                 holds=catches,
                 report_node=statement,
                 awaits_cancelled_task=catches and self.awaits_cancelled_task(statement),
+                reraised_after=any(self.raise_after),
             )
         return None
 

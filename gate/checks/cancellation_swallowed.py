@@ -223,6 +223,8 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 suppresses = enclosure.kind is EnclosureKind.SUPPRESS
                 if not suppresses or not enclosure.catches_cancellation:
                     continue
+                if enclosure.reraised_after:
+                    continue  # the block around it ends with a raise that carries the cancel on
                 if id(enclosure.node) in seen:
                     continue
                 seen.add(id(enclosure.node))
