@@ -275,3 +275,30 @@ async def stop_process(process):
     except TimeoutError:
         # ruleid: cleanup-only-on-error
         process.kill()
+
+
+async def interrupt(session, errors):
+    # a call handed only the caught error (and constants) records, scrubs or translates that
+    # error: nothing the `try` acquired is given back
+    try:
+        await session.cancel_response()
+    except Exception as exc:
+        # ok: cleanup-only-on-error
+        errors.append(("cancel_response", exc))
+    try:
+        await session.mount()
+    except Exception as exc:
+        # ok: cleanup-only-on-error
+        discard_source_exception(exc)
+        raise RuntimeError("mount failed") from None
+
+
+async def fetch_aborting(pool, url):
+    # handed the error too, but a release of what the function acquired: still cleanup
+    conn = await pool.acquire()
+    try:
+        return await conn.get(url)
+    except Exception as exc:
+        # ruleid: cleanup-only-on-error
+        conn.terminate(exc)
+        raise

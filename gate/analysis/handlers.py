@@ -99,6 +99,33 @@ def _caught_name(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | No
     return None
 
 
+def _handles_the_error(handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call) -> bool:
+    """Is the call handed the caught exception and nothing else but constants
+    (`discard_frames(exc)`, `self._wrap_stop_error(e)`, `errors.append(("cancel", exc))`)? It
+    reports, keeps or translates the error: nothing the `try` acquired is given back."""
+    caught = _caught_name(handler)
+    if caught is None or not call.args:
+        return False
+    values = [arg.value for arg in call.args]
+    seen = False
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.Name) and value.value == caught:
+            seen = True
+        elif isinstance(value, cst.Tuple | cst.List):
+            values += [element.value for element in value.elements]
+        elif not _constant(value):
+            return False
+    return seen
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    """A string, a number, None, True or False."""
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "True", "False")
+    return isinstance(value, cst.BaseString | cst.Integer | cst.Float)
+
+
 def _is_statement_call(handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call) -> bool:
     """Is the call a statement of its own (`x.release(conn)`, `await pool.discard(c)`) at the top
     of the handler, not an argument or a condition?"""
@@ -346,6 +373,8 @@ class _NarrowHandlers:
         broad: bool,
     ) -> Consequence | None:
         """What skipping this call of the handler costs, None when it is no cleanup."""
+        if self._handles_only_the_error(handler, call, name):
+            return None
         consequence = self._released(statement, call, name) if broad else None
         if consequence is not None:
             return consequence
@@ -406,6 +435,20 @@ class _NarrowHandlers:
                     label = f"{targets[0]} = ..."
                     steps.append(HandlerStep(small, label, Consequence.BEST_EFFORT))
         return steps
+
+    def _handles_only_the_error(
+        self, handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call, name: str
+    ) -> bool:
+        """Is the call handed only the caught error, and not a release by name of a value the
+        function bound to an await (`conn.terminate(exc)` after `conn = await pool.acquire()`)?"""
+        if not _handles_the_error(handler, call):
+            return False
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        return not (
+            isinstance(receiver, cst.Name)
+            and receiver.value in self.awaited_names
+            and self.analyser.vocabulary.releases(name)
+        )
 
     def _gives_back(
         self, handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call
