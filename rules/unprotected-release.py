@@ -103,3 +103,17 @@ async def cleanup_images(project_factory, build):
     await build(project)
     # ok: unprotected-release
     cleanup_project_images(project)
+
+
+async def register(registry, entry):
+    # the handlers end by raising: they leave before the release whether or not a cancel lands
+    # in their awaits, so those awaits skip nothing the error had not skipped already
+    try:
+        async with registry.lock:
+            pruned = await registry.prune()
+            registry.add(entry)
+    except Exception:
+        await registry.forget(entry)
+        raise
+    # ok: unprotected-release
+    pruned.close()

@@ -14,7 +14,7 @@ from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
 from gate.analysis.cstwalk import descendants, walk
 from gate.analysis.facts import UnprotectedRelease
 from gate.analysis.vocabulary import Vocabulary
-from gate.analysis.walker import dotted_name, final_name
+from gate.analysis.walker import _unconditional_raise, dotted_name, final_name
 
 if TYPE_CHECKING:
     from gate.analysis.walker import _Analyser as Analyser
@@ -201,6 +201,7 @@ class _Flow:
         self.awaits: list[_Await] = []
         self.releases: list[_Release] = []
         self.sheltered_roots: set[str] = set()
+        self.raising: list[bool] = []  # per enclosing handler: its block ends by raising
 
     def _next(self) -> int:
         self.order += 1
@@ -235,16 +236,24 @@ class _Flow:
         self.loops.pop()
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self.sheltered += 1
+        self._enter_handler(node)
 
     def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
-        self.sheltered -= 1
+        self._leave_handler()
 
     def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
-        self.sheltered += 1
+        self._enter_handler(node)
 
     def leave_ExceptStarHandler(self, original_node: cst.ExceptStarHandler) -> None:
+        self._leave_handler()
+
+    def _enter_handler(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
+        self.sheltered += 1
+        self.raising.append(_unconditional_raise(node.body))
+
+    def _leave_handler(self) -> None:
         self.sheltered -= 1
+        self.raising.pop()
 
     def visit_Finally(self, node: cst.Finally) -> None:
         self.sheltered += 1
@@ -253,6 +262,10 @@ class _Flow:
         self.sheltered -= 1
 
     def visit_Await(self, node: cst.Await) -> None:
+        # a handler that ends by raising leaves the function before the release whether or not
+        # a cancel lands in it: its awaits skip nothing the error had not skipped already
+        if self.raising and self.raising[-1]:
+            return
         if self.suspends(node):
             self.awaits.append(_Await(self._next(), tuple(self.loops), node, self.statement))
 
