@@ -420,3 +420,31 @@ class BranchesThatReturn:
         finally:
             # ok: skippable-teardown-step
             handle.cancel()
+
+
+class HoldsThroughItsHelpers:
+    # `_settle` runs the work as a task and keeps waiting on it while it records the cancel;
+    # `_restore` only awaits `_settle`: a cancel lands only where it is held, so the steps
+    # after `await self._restore()` run, and the caller re-raises the cancel it was told of
+    async def _settle(self, work):
+        task = asyncio.ensure_future(work)
+        cancelled = False
+        while not task.done():
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                cancelled = True
+        return cancelled
+
+    async def _restore(self, mounts):
+        return await self._settle(self.remount(mounts))
+
+    async def shutdown(self, mounts):
+        try:
+            await self.run_commands()
+        finally:
+            cancelled = await self._restore(mounts)
+            # ok: skippable-teardown-step
+            self.delete_sandbox()
+            if cancelled:
+                raise asyncio.CancelledError()

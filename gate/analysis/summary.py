@@ -1137,6 +1137,8 @@ class ProjectIndex:
         self._never: dict[int, bool] = {}
         # whether every step a summary's function takes is best effort, by id(summary)
         self._best_effort: dict[int, bool] = {}
+        # whether every call a summary's function awaits holds the interrupt, by id(summary)
+        self._holding: dict[int, bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -1412,19 +1414,58 @@ class ProjectIndex:
 
     def _as_looked_up(self, home: ModuleSummary, summary: FunctionSummary) -> FunctionSummary:
         """A callee's summary with what the project decides of it: whether it suspends at all,
-        whether its steps are all best effort, whether its shield managers open shields."""
+        whether its steps are all best effort, whether it holds every interrupt through the
+        project functions it awaits, whether its shield managers open shields."""
         if summary.suspends and self._never_suspends_at_all(home, summary):
             summary = replace(summary, suspends=False, shielded=False, cut_safe=True)
         if summary.own_steps and self._only_best_effort(home, summary):
             summary = replace(summary, steps_best_effort=True)
+        if self._holds_through_callees(home, summary):
+            summary = replace(summary, holds=True)
         if summary.shielded and summary.shield_managers:
-            shielded = all(
-                (located := self._class(home, m)) is not None
-                and located[1] in located[0].shield_managers
-                for m in summary.shield_managers
+            summary = replace(
+                summary, shielded=self._opens_shields(home, summary), shield_managers=()
             )
-            summary = replace(summary, shielded=shielded, shield_managers=())
         return summary
+
+    def _opens_shields(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Does every context manager the function relies on for its shield open one?"""
+        return all(
+            (located := self._class(home, m)) is not None
+            and located[1] in located[0].shield_managers
+            for m in summary.shield_managers
+        )
+
+    def _holds_through_callees(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Does every call the function awaits (all its suspensions) hold the interrupt: a
+        project function that holds it itself (`await _settle(task)`, whose loop keeps waiting
+        on a shielded task and records the cancel for its caller) or through its own callees,
+        or one that never suspends? A cancel then lands only where it is held. False for a
+        function that holds by itself or never suspends: nothing to add."""
+        if summary.holds or not summary.suspends:
+            return False
+        known = self._holding.get(id(summary))
+        if known is None:
+            self._holding[id(summary)] = False  # while it is being decided
+            known = self._holding[id(summary)] = self._holds_through(home, summary, 0)
+        return known
+
+    def _holds_through(self, home: ModuleSummary, summary: FunctionSummary, depth: int) -> bool:
+        if summary.holds or not summary.suspends:
+            return True
+        if summary.awaits is None or depth > 3:
+            return False
+        located = self._qualname_of(home, summary)
+        if located is None:
+            return False
+        for call in summary.awaits:
+            found = self._function(home, *located, call)
+            if found is None:
+                if not _library_never_suspends(home, call):
+                    return False
+            elif not self._holds_through(*found, depth + 1):
+                return False
+        return True
 
     def _only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does the function take steps, each best effort by its name (`self._task.cancel()`,
