@@ -699,6 +699,41 @@ def test_the_finally_of_a_serve_forever_loop_is_entered_by_its_cancel(in_tmp: Pa
     assert ("GATE101", 21, "error") in found
 
 
+AFTER_EXCEPTION = """\
+import asyncio
+
+
+async def start_pty(session, entry):
+    try:
+        await session.register(entry)
+    except Exception:
+        session.log("register failed")
+        raise
+    except BaseException:
+        await session.terminate_entry(entry)
+        raise
+
+
+async def start_plain(session, entry):
+    try:
+        await session.register(entry)
+    except BaseException:
+        await session.terminate_entry(entry)
+        raise
+"""
+
+
+def test_a_base_exception_handler_after_one_for_exception_is_entered_by_the_cancel(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "pty.py", AFTER_EXCEPTION)
+    found = _findings(capsys, "pty.py")
+    # only what is no Exception reaches it: on asyncio the cancel already landed
+    assert ("GATE101", 11, "warning") in found
+    # any error enters this one: a cancel can still arrive while it runs
+    assert ("GATE101", 19, "error") in found
+
+
 def test_a_kill_that_escalates_a_terminate_already_sent_is_a_warning(in_tmp: Path, capsys) -> None:
     write(
         in_tmp / "stop.py",

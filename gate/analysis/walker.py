@@ -996,7 +996,7 @@ def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
             yield RegionKind.FINALLY, block, only, statement.finalbody  # type: ignore[misc]
         elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             if index == cancel_handler_index(statement):  # type: ignore[arg-type]
-                only = catches_only_cancellation(exception_names(block.type))
+                only = _entered_only_by_cancel(statement, index)  # type: ignore[arg-type]
                 yield RegionKind.CANCEL_HANDLER, block.body, only, block
             else:
                 yield from find_regions(block.body)
@@ -1004,6 +1004,19 @@ def _regions_in(statement: cst.CSTNode) -> Iterator[FoundRegion]:
             yield from _regions_in(block)
         else:
             yield from find_regions(block)  # type: ignore[arg-type]
+
+
+def _entered_only_by_cancel(statement: cst.Try | cst.TryStar, index: int) -> bool:
+    """Does only a cancel enter this handler: it catches cancellation and nothing else, or it
+    is a bare or `BaseException` handler after one for `Exception`, which leaves it only what
+    is no Exception (a cancel; KeyboardInterrupt and SystemExit end the program anyway)?"""
+    names = exception_names(statement.handlers[index].type)
+    if catches_only_cancellation(names):
+        return True
+    broad = all(name in (None, "BaseException") for name in names)
+    return broad and any(
+        "Exception" in exception_names(earlier.type) for earlier in statement.handlers[:index]
+    )
 
 
 def _never_finishes(body: cst.BaseSuite) -> bool:
