@@ -206,3 +206,72 @@ class SuppressInAHandlerThatReraises:
             with contextlib.suppress(BaseException):
                 await self._notify_source()
             raise
+
+
+class HelperWhoseCallerReraises:
+    # The helper waits out a cleanup task and keeps the caller's cancel to itself; its only
+    # caller raises the cancel again right after it
+    async def _await_ignoring_cancellation(self, cleanup):
+        while True:
+            try:
+                return await asyncio.shield(cleanup)
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                if cleanup.done():
+                    return cleanup.result()
+
+    async def run_attempt(self, attempt):
+        cleanup = asyncio.ensure_future(self.drain(attempt))
+        try:
+            await asyncio.shield(cleanup)
+        except asyncio.CancelledError:
+            await self._await_ignoring_cancellation(cleanup)
+            raise
+
+
+class HelperWhoseCallerCarriesOn:
+    async def _await_ignoring_cancellation(self, cleanup):
+        interrupt: BaseException | None = None
+        while True:
+            try:
+                if interrupt is not None:
+                    raise interrupt
+                return await asyncio.shield(cleanup)
+            # ruleid: cancellation-swallowed
+            except asyncio.CancelledError as error:
+                if cleanup.done():
+                    if interrupt is not None:
+                        raise interrupt
+                    return cleanup.result()
+                interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+    async def run_attempt(self, attempt):
+        cleanup = asyncio.ensure_future(self.drain(attempt))
+        try:
+            await asyncio.shield(cleanup)
+        except asyncio.CancelledError:
+            await self._await_ignoring_cancellation(cleanup)
+
+
+class HelperWhoseCallerReraisesAnError:
+    # Any error enters the caller's handler: when it was an ordinary error, a cancel that lands
+    # while the helper waits is kept by the helper and turned into that error
+    async def _stop_ignoring_cancellation(self, stop):
+        interrupt: BaseException | None = None
+        while not stop.done():
+            try:
+                await asyncio.shield(stop)
+            # ruleid: cancellation-swallowed
+            except asyncio.CancelledError as error:
+                interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+    async def unmount(self, mount):
+        try:
+            await mount.detach()
+        except BaseException:
+            await self._stop_ignoring_cancellation(asyncio.ensure_future(self.stop()))
+            raise

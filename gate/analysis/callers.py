@@ -57,6 +57,23 @@ def _awaiting_points(
     ]
 
 
+def reraising_callers(
+    regions: list[Region], helper_calls: HelperCalls, def_line: Callable[[Region], int]
+) -> list[Region]:
+    """Mark each helper region whose every awaiting point, in the module's regions, sits in a
+    handler only a cancel enters that ends by raising (`except CancelledError: await
+    drain(task); raise`): a cancel the helper keeps to itself and returns from is raised again by
+    its caller, as a cancel. (A handler that any error enters would raise that error instead.)"""
+    marked = []
+    for region in regions:
+        if region.kind is RegionKind.HELPER:
+            awaits = _awaiting_points(regions, helper_calls, def_line(region))
+            if awaits and all(point is not None and point.reraises_cancel for point in awaits):
+                region = dataclasses.replace(region, reraised_by_callers=True)
+        marked.append(region)
+    return marked
+
+
 def _all_shielded(region: Region) -> bool:
     return all(point.shielded for point in region.points)
 

@@ -164,6 +164,9 @@ class InterruptPoint:
     # the arms around it whose block ends in `return`: once code in one ran, nothing after its
     # statement runs in that pass
     returns_in: tuple[Branch, ...] = ()
+    # it is in a handler only a cancel enters, which ends by raising: what it hands back to that
+    # handler, the cancel included, goes on as that cancel
+    reraises_cancel: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,10 @@ class Region:
     # signals to its own handlers, or code only such a coroutine awaits
     uncancelled: bool = False
     body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
+    # a helper every region awaits from a handler only a cancel enters, which ends by raising
+    # (`except CancelledError: await drain(task); raise`): a cancel the helper keeps and returns
+    # from is raised again there, as a cancel
+    reraised_by_callers: bool = False
 
     # The code the region spans, its header included: the `finally:` block, the handler, or the
     # whole function for a region that is a function's body.

@@ -19,7 +19,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from gate.analysis.callers import shield_helpers
+from gate.analysis.callers import reraising_callers, shield_helpers
 from gate.analysis.cancellation import (
     catches_cancellation,
     catches_only_cancellation,
@@ -457,6 +457,8 @@ class _RegionWalker:
         self.branches: list[Branch] = []
         # the arms walked into whose block ends in `return` (a subset of `branches`)
         self.returning: list[Branch] = []
+        # per handler walked into (the region's own first, when it is one): only a cancel enters it
+        self.cancel_only: list[bool] = []
         self.loops: list[int] = []
         self.loop_items: list[set[str]] = []  # the names each enclosing loop binds per item
         self.enclosures: list[Enclosure] = []
@@ -687,6 +689,9 @@ class _RegionWalker:
             callee_known=callee_known,
             callee_steps_cut=callee_steps_cut,
             returns_in=tuple(self.returning),
+            reraises_cancel=bool(self.cancel_only)
+            and self.cancel_only[-1]
+            and any(self.raise_after),
         )
         self.points.append(point)
         return point
@@ -825,7 +830,9 @@ class _RegionWalker:
                             self.awaits_cancelled_task(statement),
                         )
                     )
+                self.cancel_only.append(_entered_only_by_cancel(statement, index))
                 self.walk_suite(block.body)
+                self.cancel_only.pop()
             elif arm is Arm.FINALLY:
                 self.finally_stack.append(id(block))
                 self.walk_suite(block)  # type: ignore[arg-type]
@@ -1093,6 +1100,7 @@ class _Analyser:
                 walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
         walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
         walker.ending = ending_statements(body)
+        walker.cancel_only.append(kind is RegionKind.CANCEL_HANDLER and by_cancel)
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
@@ -1178,6 +1186,7 @@ class _Analyser:
                 pending.append((helper, self.analyse(helper, RegionKind.HELPER, body, origin)))
         self._mark_entered_by_cancel(callers)
         self.regions = shield_helpers(self.regions, self.links.helper_calls, self.links.def_line)
+        self.regions = reraising_callers(self.regions, self.links.helper_calls, self.links.def_line)
 
     def _mark_entered_by_cancel(self, callers: dict[str, list[Region]]) -> None:
         decided: dict[int, bool] = {}

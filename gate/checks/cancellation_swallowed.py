@@ -91,7 +91,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gate.analysis.facts import CancelHandler, Enclosure, EnclosureKind, ModuleAnalysis, Region
+from gate.analysis.facts import (
+    CancelHandler,
+    Enclosure,
+    EnclosureKind,
+    InterruptPoint,
+    ModuleAnalysis,
+    Region,
+)
 from gate.model import Family, Finding, Related, Severity
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
@@ -207,6 +214,8 @@ def _handler_severity(analysis: ModuleAnalysis, handler: CancelHandler, region: 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in analysis.regions:
+        if region.reraised_by_callers:
+            continue  # what the helper keeps, every caller raises again
         for handler in region.cancel_handlers:
             if swallows(handler):
                 yield RULE.finding(
@@ -217,27 +226,31 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     detail=region.teardown_detail((), locate),
                     severity=_handler_severity(analysis, handler, region),
                 )
-        seen: set[int] = set()
-        for point in region.points:
-            for enclosure in point.enclosures:
-                suppresses = enclosure.kind is EnclosureKind.SUPPRESS
-                if not suppresses or not enclosure.catches_cancellation:
-                    continue
-                if enclosure.reraised_after:
-                    continue  # the block around it ends with a raise that carries the cancel on
-                if id(enclosure.node) in seen:
-                    continue
-                seen.add(id(enclosure.node))
-                where = locate(point.node)
-                yield RULE.finding(
-                    locate(enclosure.node),
-                    "contextlib.suppress of cancellation swallows the interrupt: the task "
-                    "carries on as if it had not been cancelled",
-                    f"{region.function}\x1fsuppress\x1f{point.text}",
-                    related=(Related(where, "interrupt point"),),
-                    detail=region.teardown_detail((where,), locate),
-                    severity=_suppress_severity(analysis, enclosure, region),
-                )
+        for enclosure, point in _swallowing_suppresses(region):
+            where = locate(point.node)
+            yield RULE.finding(
+                locate(enclosure.node),
+                "contextlib.suppress of cancellation swallows the interrupt: the task "
+                "carries on as if it had not been cancelled",
+                f"{region.function}\x1fsuppress\x1f{point.text}",
+                related=(Related(where, "interrupt point"),),
+                detail=region.teardown_detail((where,), locate),
+                severity=_suppress_severity(analysis, enclosure, region),
+            )
+
+
+def _swallowing_suppresses(region: Region) -> Iterator[tuple[Enclosure, InterruptPoint]]:
+    """Each suppress of cancellation around an interrupt point of the region, with the first
+    point it covers, unless the block around it ends with a raise that carries the cancel on."""
+    seen: set[int] = set()
+    for point in region.points:
+        for enclosure in point.enclosures:
+            if enclosure.kind is not EnclosureKind.SUPPRESS or not enclosure.catches_cancellation:
+                continue
+            if enclosure.reraised_after or id(enclosure.node) in seen:
+                continue
+            seen.add(id(enclosure.node))
+            yield enclosure, point
 
 
 def _suppress_severity(analysis: ModuleAnalysis, suppress: Enclosure, region: Region) -> Severity:
