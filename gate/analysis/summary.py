@@ -1447,25 +1447,8 @@ class ProjectIndex:
         known = self._holding.get(id(summary))
         if known is None:
             self._holding[id(summary)] = False  # while it is being decided
-            known = self._holding[id(summary)] = self._holds_through(home, summary, 0)
+            known = self._holding[id(summary)] = self._through_awaits(home, summary, 0, _holds)
         return known
-
-    def _holds_through(self, home: ModuleSummary, summary: FunctionSummary, depth: int) -> bool:
-        if summary.holds or not summary.suspends:
-            return True
-        if summary.awaits is None or depth > 3:
-            return False
-        located = self._qualname_of(home, summary)
-        if located is None:
-            return False
-        for call in summary.awaits:
-            found = self._function(home, *located, call)
-            if found is None:
-                if not _library_never_suspends(home, call):
-                    return False
-            elif not self._holds_through(*found, depth + 1):
-                return False
-        return True
 
     def _only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does the function take steps, each best effort by its name (`self._task.cancel()`,
@@ -1531,33 +1514,36 @@ class ProjectIndex:
     def _never_suspends_at_all(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         known = self._never.get(id(summary))
         if known is None:
-            known = self._never[id(summary)] = self._never_suspends(home, summary, 0)
+            known = self._never[id(summary)] = self._through_awaits(home, summary, 0, _silent)
         return known
 
-    def _never_suspends(self, home: ModuleSummary, summary: FunctionSummary, depth: int) -> bool:
-        """Does a function never suspend because every call it awaits is of a project function
-        that never does (`await self._bus.publish(m)` whose body only puts on an unbounded
-        queue), followed a few calls deep?"""
-        if not summary.suspends:
+    def _through_awaits(
+        self,
+        home: ModuleSummary,
+        summary: FunctionSummary,
+        depth: int,
+        settled: Callable[[FunctionSummary], bool],
+    ) -> bool:
+        """Is `settled` true of the function, or of every call it awaits (all its suspensions),
+        followed a few project calls deep? A call the project does not define counts when the
+        library says it never suspends. Asked whether a function never suspends (`await
+        self._bus.publish(m)` whose body only puts on an unbounded queue) and whether it holds
+        every interrupt."""
+        if settled(summary):
             return True
         if summary.awaits is None or depth > 3:
             return False
         located = self._qualname_of(home, summary)
         if located is None:
             return False
-        qualname, owner = located
-        return all(
-            self._awaited_never_suspends(home, qualname, owner, call, depth)
-            for call in summary.awaits
-        )
-
-    def _awaited_never_suspends(
-        self, home: ModuleSummary, qualname: str, owner: str, call: str, depth: int
-    ) -> bool:
-        found = self._function(home, qualname, owner, call)
-        if found is None:
-            return _library_never_suspends(home, call)
-        return self._never_suspends(*found, depth + 1)
+        for call in summary.awaits:
+            found = self._function(home, *located, call)
+            if found is None:
+                if not _library_never_suspends(home, call):
+                    return False
+            elif not self._through_awaits(*found, depth + 1, settled):
+                return False
+        return True
 
     def _function(
         self, module: ModuleSummary, caller: str, owner: str, call: str
@@ -1708,6 +1694,16 @@ class ProjectIndex:
 NEVER_SUSPENDING_MANAGERS = frozenset(
     {"asyncio.timeout", "asyncio.timeout_at", "async_timeout.timeout", "async_timeout.timeout_at"}
 )
+
+
+def _silent(summary: FunctionSummary) -> bool:
+    """It never suspends by itself."""
+    return not summary.suspends
+
+
+def _holds(summary: FunctionSummary) -> bool:
+    """It holds every interrupt by itself, or never suspends."""
+    return summary.holds or not summary.suspends
 
 
 def _library_never_suspends(module: ModuleSummary, call: str) -> bool:
