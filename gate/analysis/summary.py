@@ -1139,6 +1139,8 @@ class ProjectIndex:
         self._best_effort: dict[int, bool] = {}
         # whether every call a summary's function awaits holds the interrupt, by id(summary)
         self._holding: dict[int, bool] = {}
+        # whether every call a summary's function awaits is shielded, by id(summary)
+        self._shielding: dict[int, bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -1414,19 +1416,31 @@ class ProjectIndex:
 
     def _as_looked_up(self, home: ModuleSummary, summary: FunctionSummary) -> FunctionSummary:
         """A callee's summary with what the project decides of it: whether it suspends at all,
-        whether its steps are all best effort, whether it holds every interrupt through the
-        project functions it awaits, whether its shield managers open shields."""
-        if summary.suspends and self._never_suspends_at_all(home, summary):
-            summary = replace(summary, suspends=False, shielded=False, cut_safe=True)
+        whether its steps are all best effort, whether it holds every interrupt or is shielded
+        through the project functions it awaits, whether its shield managers open shields. Each
+        is decided on the summary as recorded (the project finds a function by its summary)."""
+        changes: dict[str, object] = {}
         if summary.own_steps and self._only_best_effort(home, summary):
-            summary = replace(summary, steps_best_effort=True)
+            changes["steps_best_effort"] = True
+        if summary.suspends and self._never_suspends_at_all(home, summary):
+            changes.update(suspends=False, shielded=False, cut_safe=True)
+        else:
+            changes.update(self._decided_through_callees(home, summary))
+        return replace(summary, **changes) if changes else summary  # type: ignore[arg-type]
+
+    def _decided_through_callees(
+        self, home: ModuleSummary, summary: FunctionSummary
+    ) -> dict[str, object]:
+        """What the functions a suspending function awaits add to its summary: it holds every
+        interrupt, or is shielded, through them; its shield managers open shields or not."""
+        changes: dict[str, object] = {}
         if self._holds_through_callees(home, summary):
-            summary = replace(summary, holds=True)
-        if summary.shielded and summary.shield_managers:
-            summary = replace(
-                summary, shielded=self._opens_shields(home, summary), shield_managers=()
-            )
-        return summary
+            changes["holds"] = True
+        if self._shielded_through_callees(home, summary):
+            changes.update(shielded=True, cut_safe=True)
+        elif summary.shielded and summary.shield_managers:
+            changes.update(shielded=self._opens_shields(home, summary), shield_managers=())
+        return changes
 
     def _opens_shields(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does every context manager the function relies on for its shield open one?"""
@@ -1448,6 +1462,21 @@ class ProjectIndex:
         if known is None:
             self._holding[id(summary)] = False  # while it is being decided
             known = self._holding[id(summary)] = self._through_awaits(home, summary, 0, _holds)
+        return known
+
+    def _shielded_through_callees(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Is every call the function awaits (all its suspensions) shielded: a project function
+        whose own suspensions are all in a shielded scope (`cancel_and_drain`, which gathers its
+        tasks under `CancelScope(shield=True)`), or through its own callees, or one that never
+        suspends? A cancelled scope then has no checkpoint to raise at. False for a function
+        that is shielded by itself or never suspends: nothing to add."""
+        if summary.shielded or not summary.suspends:
+            return False
+        known = self._shielding.get(id(summary))
+        if known is None:
+            self._shielding[id(summary)] = False  # while it is being decided
+            known = self._through_awaits(home, summary, 0, _shielded)
+            self._shielding[id(summary)] = known
         return known
 
     def _only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
@@ -1699,6 +1728,12 @@ NEVER_SUSPENDING_MANAGERS = frozenset(
 def _silent(summary: FunctionSummary) -> bool:
     """It never suspends by itself."""
     return not summary.suspends
+
+
+def _shielded(summary: FunctionSummary) -> bool:
+    """It is shielded by itself (with no context manager of the project left to check), or
+    never suspends."""
+    return (summary.shielded and not summary.shield_managers) or not summary.suspends
 
 
 def _holds(summary: FunctionSummary) -> bool:
