@@ -1137,10 +1137,9 @@ class ProjectIndex:
         self._never: dict[int, bool] = {}
         # whether every step a summary's function takes is best effort, by id(summary)
         self._best_effort: dict[int, bool] = {}
-        # whether every call a summary's function awaits holds the interrupt, by id(summary)
-        self._holding: dict[int, bool] = {}
-        # whether every call a summary's function awaits is shielded, by id(summary)
-        self._shielding: dict[int, bool] = {}
+        # whether every call a summary's function awaits holds the interrupt, or is shielded, by
+        # (id(summary), the question)
+        self._through: dict[tuple[int, Callable[[FunctionSummary], bool]], bool] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         found = self.modules.get(name)
@@ -1434,9 +1433,9 @@ class ProjectIndex:
         """What the functions a suspending function awaits add to its summary: it holds every
         interrupt, or is shielded, through them; its shield managers open shields or not."""
         changes: dict[str, object] = {}
-        if self._holds_through_callees(home, summary):
+        if self._through_callees(home, summary, _holds):
             changes["holds"] = True
-        if self._shielded_through_callees(home, summary):
+        if self._through_callees(home, summary, _shielded):
             changes.update(shielded=True, cut_safe=True)
         elif summary.shielded and summary.shield_managers:
             changes.update(shielded=self._opens_shields(home, summary), shield_managers=())
@@ -1450,33 +1449,25 @@ class ProjectIndex:
             for m in summary.shield_managers
         )
 
-    def _holds_through_callees(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
-        """Does every call the function awaits (all its suspensions) hold the interrupt: a
-        project function that holds it itself (`await _settle(task)`, whose loop keeps waiting
-        on a shielded task and records the cancel for its caller) or through its own callees,
-        or one that never suspends? A cancel then lands only where it is held. False for a
-        function that holds by itself or never suspends: nothing to add."""
-        if summary.holds or not summary.suspends:
-            return False
-        known = self._holding.get(id(summary))
+    def _through_callees(
+        self,
+        home: ModuleSummary,
+        summary: FunctionSummary,
+        settled: Callable[[FunctionSummary], bool],
+    ) -> bool:
+        """Is `settled` true of every call the function awaits (all its suspensions), through
+        the project functions it awaits, when it is not true of the function itself? Asked
+        whether it holds every interrupt (`await _settle(task)`, whose loop keeps waiting on a
+        shielded task and records the cancel for its caller) and whether it is shielded
+        (`cancel_and_drain`, which gathers its tasks under `CancelScope(shield=True)`): a cancel
+        then lands only where it is held, or a cancelled scope has no checkpoint to raise at."""
+        if settled(summary):
+            return False  # nothing to add
+        key = (id(summary), settled)
+        known = self._through.get(key)
         if known is None:
-            self._holding[id(summary)] = False  # while it is being decided
-            known = self._holding[id(summary)] = self._through_awaits(home, summary, 0, _holds)
-        return known
-
-    def _shielded_through_callees(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
-        """Is every call the function awaits (all its suspensions) shielded: a project function
-        whose own suspensions are all in a shielded scope (`cancel_and_drain`, which gathers its
-        tasks under `CancelScope(shield=True)`), or through its own callees, or one that never
-        suspends? A cancelled scope then has no checkpoint to raise at. False for a function
-        that is shielded by itself or never suspends: nothing to add."""
-        if summary.shielded or not summary.suspends:
-            return False
-        known = self._shielding.get(id(summary))
-        if known is None:
-            self._shielding[id(summary)] = False  # while it is being decided
-            known = self._through_awaits(home, summary, 0, _shielded)
-            self._shielding[id(summary)] = known
+            self._through[key] = False  # while it is being decided
+            known = self._through[key] = self._through_awaits(home, summary, 0, settled)
         return known
 
     def _only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
