@@ -206,11 +206,6 @@ class _Walk:
             if isinstance(child, ast.Await):
                 if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
                     continue
-                if isinstance(child.value, ast.Call) and _final(child.value.func) in (
-                    SHIELDED_CHECKPOINTS
-                ):
-                    self.suspend(_replace(context, shielded=True))
-                    continue
                 self.suspend(context)
                 if isinstance(child.value, ast.Call):
                     self.awaited.append((child.value, context.shielded))
@@ -624,10 +619,6 @@ def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dic
     tasks.update((id(call), SAME_TASK) for call, _ in awaited)
     return tasks
 
-
-# trio's and anyio's checkpoints that let other tasks run but never raise a cancellation
-# (`anyio.lowlevel.cancel_shielded_checkpoint()`): a suspension no cancel lands in
-SHIELDED_CHECKPOINTS = frozenset({"cancel_shielded_checkpoint"})
 
 # aiohttp's application signals whose hooks `AppRunner.cleanup()` runs
 APP_HOOK_LISTS = frozenset({"on_shutdown", "on_cleanup"})
@@ -1547,8 +1538,8 @@ class ProjectIndex:
         """Is `settled` true of the function, or of every call it awaits (all its suspensions),
         followed a few project calls deep? A call the project does not define counts when the
         library says it never suspends. Asked whether a function never suspends (`await
-        self._bus.publish(m)` whose body only puts on an unbounded queue) and whether it holds
-        every interrupt."""
+        self._bus.publish(m)` whose body only puts on an unbounded queue), whether it holds every
+        interrupt and whether it is shielded."""
         if settled(summary):
             return True
         if summary.awaits is None or depth > 3:
@@ -1714,6 +1705,11 @@ class ProjectIndex:
 NEVER_SUSPENDING_MANAGERS = frozenset(
     {"asyncio.timeout", "asyncio.timeout_at", "async_timeout.timeout", "async_timeout.timeout_at"}
 )
+
+
+# trio's and anyio's checkpoints that let other tasks run but never raise a cancellation
+# (`anyio.lowlevel.cancel_shielded_checkpoint()`): no cancel lands in them
+SHIELDED_CHECKPOINTS = frozenset({"cancel_shielded_checkpoint"})
 
 
 def _silent(summary: FunctionSummary) -> bool:

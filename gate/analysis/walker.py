@@ -582,7 +582,7 @@ class _RegionWalker:
         """Walk into one arm of a compound statement; an arm whose block ends in `return`
         leaves the region, so nothing after the statement runs once code in the arm did."""
         self.branches.append(branch)
-        if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler | cst.Finally):
+        if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             block = block.body
         if isinstance(block, cst.BaseSuite) and _ends_in_return(block):  # an `elif` is an If
             self.returning.append(branch)
