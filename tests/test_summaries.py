@@ -153,6 +153,33 @@ def test_best_effort_closes_and_test_code_are_warnings(in_tmp: Path, capsys) -> 
     assert code == 0  # warnings do not fail the run
 
 
+CLOSED_OBJECT = """\
+async def run(job, sandbox):
+    try:
+        await job.evaluate()
+    finally:
+        await job.post_run()
+        await sandbox.client.aclose()
+        await job.close_sandbox_client()
+        await job.close_sandbox()
+        sandbox.kill()
+"""
+
+
+def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
+    """Judged on real code (openai-agents' vercel sandbox): closing the in-process HTTP client
+    of a sandbox is best effort, whatever owns the client; closing the sandbox is not."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "job.py", CLOSED_OBJECT)
+    found = {
+        (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
+    }
+    assert found[("GATE100", 6)] == "warning"  # sandbox.client.aclose(): the client
+    assert found[("GATE100", 7)] == "warning"  # close_sandbox_client(): the client
+    assert found[("GATE100", 8)] == "error"  # close_sandbox(): the sandbox
+    assert found[("GATE100", 9)] == "error"  # sandbox.kill()
+
+
 def test_tiers_can_be_raised_to_errors(in_tmp: Path, capsys) -> None:
     write(
         in_tmp / "pyproject.toml",

@@ -186,6 +186,10 @@ class CriticalStep:
     # nothing the region runs after this statement can be skipped by an exception raised in
     # it: the region's last statement, or followed only by what that exception runs anyway
     ends_region: bool = False
+    # the statements on every path to it that raise a pending cancel (`raise_if_cancelling()`,
+    # `if task.cancelling(): raise`), as (order, loops): the code skips it whenever a cancel is
+    # pending, so a cancel before one of them skips it by design
+    reasserted: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def only_by_contract(self) -> bool:
@@ -334,11 +338,22 @@ def _returns_before(point: InterruptPoint, step: CriticalStep) -> bool:
     )
 
 
+def _reasserted_between(point: InterruptPoint, step: CriticalStep) -> bool:
+    """Does a statement that raises a pending cancel run after `point` and before `step` (later
+    in the pass, or earlier in a loop both are in)?"""
+    return any(
+        point.order < order or not set(point.loops).isdisjoint(set(loops) & set(step.loops))
+        for order, loops in step.reasserted
+    )
+
+
 def precedes(point: InterruptPoint, step: CriticalStep) -> bool:
     """Can an interrupt at `point` happen before `step` runs, in this pass or a loop's next one?"""
     if _exclusive(point.branches, step.branches) or on_interrupt_path(point, step):
         return False
     if point.returns_in and _returns_before(point, step):
+        return False
+    if step.reasserted and _reasserted_between(point, step):
         return False
     if point.order < step.order and point.statement is not step.statement:
         return True

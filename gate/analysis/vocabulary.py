@@ -19,7 +19,7 @@ from gate.config import TeardownConfig
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Tokens that act only when they lead the name: `task.cancel()`, `cancel_all()`, but not
-# `after_cancel()` or `clear_cancel_requested()`.
+# `after_cancel()`, `clear_cancel_requested()` or `raise_if_cancelling()` (in any inflection).
 LEADING_ONLY = frozenset({"cancel"})
 
 # Words of steps that keep data (rather than release something): in an error handler they
@@ -136,6 +136,25 @@ def _keeps_data(matched: tuple[str, ...]) -> bool:
     return any(word in DATA_FORMS for word in matched)
 
 
+def _closes(matched: tuple[str, ...]) -> bool:
+    return not CLOSING_FORMS.isdisjoint(matched)
+
+
+def _closed_object(name: str, matched: tuple[str, ...], receiver: str | None) -> str | None:
+    """The noun naming what a step acts on: the last word of its name after the step's words
+    (`close_sandbox_client` -> client), else the last word of the receiver's last attribute
+    (`sandbox.client.aclose` -> client, `self._sandbox.kill` -> sandbox)."""
+    words = name_words(name)
+    for start in range(len(words) - len(matched) + 1):
+        if words[start : start + len(matched)] == matched:
+            after = words[start + len(matched) :]
+            if after:
+                return after[-1]
+            break
+    last = name_words(receiver.rsplit(".", 1)[-1]) if receiver else ()
+    return last[-1] if last else None
+
+
 def _closes_in_process(matched: tuple[str, ...], around: set[str]) -> bool:
     """A closing step (`cleanup`, `shutdown`, ...) of something that lives in the process."""
     return bool(set(matched) & CLOSING_FORMS) and bool(around & IN_PROCESS_WORDS)
@@ -153,6 +172,17 @@ _BEST_EFFORT_DOC = re.compile(
     r"|\ba convenience\b(?!\s+(?:function|wrapper|method|helper|class|alias))",
     re.IGNORECASE,
 )
+
+
+def reasserts_cancel(name: str) -> bool:
+    """Does a call of this name raise a cancel that is still pending (`raise_if_cancelling()`,
+    `reraise_cancelled()`)?"""
+    words = name_words(name)
+    return (
+        bool(words)
+        and words[0] in ("raise", "reraise")
+        and not LEADING_ONLY_FORMS.isdisjoint(words)
+    )
 
 
 def documents_best_effort(docstring: str | None) -> bool:
@@ -177,6 +207,7 @@ def inflections(word: str) -> set[str]:
 
 
 CLOSING_FORMS = frozenset(form for word in CLOSING_WORDS for form in inflections(word))
+LEADING_ONLY_FORMS = frozenset(form for word in LEADING_ONLY for form in inflections(word))
 DATA_FORMS = frozenset(form for word in DATA_WORDS for form in inflections(word))
 
 
@@ -221,7 +252,7 @@ class Vocabulary:
             size = len(head) + 1
             for i in range(len(words) - size + 1):
                 if words[i : i + size - 1] == head and words[i + size - 1] in last:
-                    if i > 0 and words[i] in LEADING_ONLY:
+                    if i > 0 and words[i] in LEADING_ONLY_FORMS:
                         continue
                     return words[i : i + size]
         return None
@@ -249,6 +280,8 @@ class Vocabulary:
         if held_by & IN_MEMORY_WORDS and _keeps_data(matched):
             return None  # `self._read_bio.write_eof()`: in-memory I/O, not a step
         around = set(name_words(name)) | held_by
+        if _closed_object(name, matched, receiver) in IN_PROCESS_WORDS and _closes(matched):
+            return Consequence.BEST_EFFORT  # `sandbox.client.aclose()` closes a client
         if around & EXTERNAL_WORDS:
             return Consequence.LOSES_WORK
         return self._cost(matched, around, held_by)

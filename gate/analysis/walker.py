@@ -51,7 +51,7 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.analysis.summary import MADE_BY_CALL, MANAGER_METHODS, FunctionSummary
-from gate.analysis.vocabulary import Vocabulary, documents_best_effort
+from gate.analysis.vocabulary import Vocabulary, documents_best_effort, reasserts_cancel
 from gate.config import TeardownConfig
 from gate.model import Severity
 
@@ -269,6 +269,22 @@ def _raises(small: cst.BaseSmallStatement) -> bool:
     return isinstance(call, cst.Call) and dotted_name(call.func) in RAISING_CALLS
 
 
+def _reasserts_cancel_call(small: cst.BaseSmallStatement) -> bool:
+    """`raise_if_cancelling()`: a call that raises a cancel still pending."""
+    call = small.value if isinstance(small, cst.Expr) else None
+    name = final_name(call.func) if isinstance(call, cst.Call) else None
+    return name is not None and reasserts_cancel(name)
+
+
+def _raises_if_cancelling(statement: cst.If) -> bool:
+    """`if task.cancelling(): raise ...` (no `else`): it raises while a cancel is pending."""
+    return (
+        statement.orelse is None
+        and any(final_name(call.func) == "cancelling" for call in collect(statement.test).calls)
+        and _unconditional_raise(statement.body)
+    )
+
+
 def _ends_in_return(body: cst.BaseSuite) -> bool:
     """Does the block's last statement return (`return`, `return value`)?"""
     listed = statements(body)
@@ -467,6 +483,8 @@ class _RegionWalker:
         self.steps: list[CriticalStep] = []
         self.cancel_handlers: list[CancelHandler] = []
         self.raise_after: list[bool] = []
+        # the statements walked that raise a pending cancel: (order, branches, loops)
+        self.reasserts: list[tuple[int, tuple[Branch, ...], tuple[int, ...]]] = []
         self.documented_best_effort = False  # the region's function calls itself best effort
         self.ending: set[int] = set()  # the region's ending statements (ending_statements)
 
@@ -558,6 +576,8 @@ class _RegionWalker:
                 self.walk_small(small, marked)
         elif isinstance(statement, cst.If):
             self.add_points(statement.test, statement)
+            if _raises_if_cancelling(statement):
+                self.add_reassert()
             self.walk_blocks(statement)
         elif isinstance(statement, cst.For | cst.While):
             self.walk_loop(statement)
@@ -592,9 +612,26 @@ class _RegionWalker:
         if self.returning and self.returning[-1] is branch:
             self.returning.pop()
 
+    def add_reassert(self) -> None:
+        self.reasserts.append((self.next_order(), tuple(self.branches), tuple(self.loops)))
+
+    def reasserted(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """The cancel re-asserts walked so far that every path to the current statement passes:
+        those in the same block or one around it."""
+        here, loops = self.branches, self.loops
+        return tuple(
+            (order, their_loops)
+            for order, branches, their_loops in self.reasserts
+            if list(branches) == here[: len(branches)]
+            and list(their_loops) == loops[: len(their_loops)]
+        )
+
     def walk_small(self, small: cst.BaseSmallStatement, marked: bool) -> None:
         found = collect(small)
         points = self.add_points_from(found.awaits, small)
+        if not found.awaits and _reasserts_cancel_call(small):
+            self.add_reassert()
+            return
         step = self.critical_call(found.calls)
         if step is None and marked:
             step = self.code(small), Consequence.LOSES_WORK
@@ -615,6 +652,7 @@ class _RegionWalker:
                     dotted_name(call.func) in ("asyncio.shield", "shield") for call in found.calls
                 ),
                 ends_region=id(small) in self.ending,
+                reasserted=self.reasserted() if self.reasserts else (),
             )
         )
 
