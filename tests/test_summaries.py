@@ -180,6 +180,47 @@ def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     assert found[("GATE100", 9)] == "error"  # sandbox.kill()
 
 
+EXIT_STACKS = """\
+import contextlib
+
+
+class Toolset:
+    def __init__(self):
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aexit__(self, *args):
+        async with self._enter_lock:
+            await self._stack.aclose()
+            await self._exit_stack.aclose()
+            self._client.close()
+
+
+async def connect(params):
+    session_stack = contextlib.AsyncExitStack()
+    try:
+        session = await session_stack.enter_async_context(params.client())
+        return await session.initialize()
+    except Exception:
+        await session_stack.aclose()
+        raise
+"""
+
+
+def test_closing_an_exit_stack_is_not_best_effort(in_tmp: Path, capsys) -> None:
+    """Judged on real code (pydantic-ai's MCP toolset, MCP's session group): an exit stack
+    closes what was entered into it, a subprocess or remote session as often as a client, so
+    its close is an error, known by the type the project gives the receiver or by its name."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "toolset.py", EXIT_STACKS)
+    found = {
+        (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
+    }
+    assert found[("GATE100", 10)] == "error"  # self._stack holds an AsyncExitStack
+    assert found[("GATE100", 11)] == "error"  # self._exit_stack, by its name
+    assert found[("GATE100", 12)] == "warning"  # an in-process client
+    assert found[("GATE105", 21)] == "error"  # a local AsyncExitStack, closed only on error
+
+
 def test_tiers_can_be_raised_to_errors(in_tmp: Path, capsys) -> None:
     write(
         in_tmp / "pyproject.toml",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -56,14 +56,20 @@ def _logs(call: cst.Call) -> bool:
 
 
 def _release(
-    vocabulary: Vocabulary, call: cst.Call, name: str, source: str | None
+    vocabulary: Vocabulary,
+    call: cst.Call,
+    name: str,
+    source: str | None,
+    exit_stack: Callable[[str], bool] | None = None,
 ) -> Consequence | None:
     """What skipping a give-back step costs; None when the call gives nothing back. `source`:
-    what the loop around the call iterates over, when its receiver is the loop's item."""
+    what the loop around the call iterates over, when its receiver is the loop's item;
+    `exit_stack`: whether the project records that a receiver holds an exit stack."""
     if not vocabulary.releases(name):
         return None
     receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
-    return vocabulary.consequence(name, receiver, source)
+    stack = receiver is not None and exit_stack is not None and exit_stack(receiver)
+    return vocabulary.consequence(name, receiver, source, exit_stack=stack)
 
 
 def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
@@ -310,6 +316,12 @@ class _NarrowHandlers:
                 return node
         return None
 
+    def _exit_stack(self, receiver: str) -> bool:
+        project = self.analyser.project
+        return project is not None and project.exit_stack(
+            self.span.qualname, self.span.class_qualname or "", receiver
+        )
+
     def _callee(self, awaited: str | None) -> FunctionSummary | None:
         project = self.analyser.project
         if project is None or not awaited:
@@ -393,7 +405,7 @@ class _NarrowHandlers:
         already made on the same object (`process.terminate()`, then `process.kill()` in the
         handler for the wait that timed out)."""
         source = self.loop_receivers.get(id(call))
-        consequence = _release(self.analyser.vocabulary, call, name, source)
+        consequence = _release(self.analyser.vocabulary, call, name, source, self._exit_stack)
         if consequence is Consequence.LOSES_WORK and (
             self._runs_best_effort(call) or self._released_before(statement, call)
         ):

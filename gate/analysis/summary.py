@@ -18,7 +18,12 @@ from typing import NamedTuple, Protocol
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.facts import Consequence
 from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
-from gate.analysis.vocabulary import Vocabulary, documents_best_effort, name_words
+from gate.analysis.vocabulary import (
+    EXIT_STACK_TYPES,
+    Vocabulary,
+    documents_best_effort,
+    name_words,
+)
 from gate.astwalk import HOLDS_STATEMENTS, PerType, child_nodes, child_statements, node_fields
 
 
@@ -1061,7 +1066,8 @@ NEVER_SUSPENDS = FunctionSummary(suspends=False, shielded=False, cut_safe=True, 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
 # the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
 # shielded scope, "callers" whether every place that runs the caller shields it, "called"
-# whether any place runs it, "uncancelled" whether nothing cancels the task it runs in.
+# whether any place runs it, "uncancelled" whether nothing cancels the task it runs in, "stack"
+# whether a receiver holds an (Async)ExitStack.
 LookupKey = tuple[str, str, str, str, str]
 Lookup = FunctionSummary | bool | None
 
@@ -1146,6 +1152,9 @@ class ProjectIndex:
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
             return located is not None and located[1] in located[0].shield_managers
+        if kind == "stack":
+            held = self._held(module, caller, owner, name)
+            return held is not None and held[1].rpartition(".")[2] in EXIT_STACK_TYPES
         if kind in ("callers", "called", "uncancelled", "after_cancel"):
             if key not in self._caller_answers:  # asked again by every file on a warm run
                 self._caller_answers[key] = self._caller_fact(kind, module, caller)
@@ -1792,3 +1801,6 @@ class ProjectView:
 
     def after_cancel(self, qualname: str) -> bool:
         return self._ask(("after_cancel", self.module, qualname, "", "")) is True
+
+    def exit_stack(self, caller: str, owner: str, receiver: str) -> bool:
+        return self._ask(("stack", self.module, caller, owner, receiver)) is True

@@ -136,6 +136,17 @@ def _keeps_data(matched: tuple[str, ...]) -> bool:
     return any(word in DATA_FORMS for word in matched)
 
 
+# The types of a receiver that closes whatever was entered into it (subprocesses, remote
+# sessions, servers as often as in-process clients): closing one is never best effort by its name.
+EXIT_STACK_TYPES = frozenset({"AsyncExitStack", "ExitStack"})
+
+
+def names_exit_stack(receiver: str | None) -> bool:
+    """Does the receiver's last attribute name an exit stack (`self._exit_stack`)?"""
+    words = name_words(receiver.rsplit(".", 1)[-1]) if receiver else ()
+    return len(words) >= 2 and words[-2:] == ("exit", "stack")
+
+
 def _closes(matched: tuple[str, ...]) -> bool:
     return not CLOSING_FORMS.isdisjoint(matched)
 
@@ -269,13 +280,20 @@ class Vocabulary:
         return matched is not None and not _keeps_data(matched)
 
     def consequence(
-        self, name: str, receiver: str | None, source: str | None = None
+        self,
+        name: str,
+        receiver: str | None,
+        source: str | None = None,
+        exit_stack: bool = False,
     ) -> Consequence | None:
         """What skipping a call of `receiver.name(...)` costs, or None when it is no step.
-        `source`: what a bare-name receiver was taken from (`tasks` in `for t in tasks:`)."""
+        `source`: what a bare-name receiver was taken from (`tasks` in `for t in tasks:`);
+        `exit_stack`: the project records that the receiver holds an (Async)ExitStack."""
         matched = self.matched(name)
         if matched is None:
             return None
+        if _closes(matched) and (exit_stack or names_exit_stack(receiver)):
+            return Consequence.LOSES_WORK  # it closes whatever was entered into it
         held_by = set(name_words(f"{receiver or ''}.{source or ''}".replace(".", "_")))
         if held_by & IN_MEMORY_WORDS and _keeps_data(matched):
             return None  # `self._read_bio.write_eof()`: in-memory I/O, not a step

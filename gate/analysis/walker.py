@@ -51,7 +51,12 @@ from gate.analysis.facts import (
     precedes,
 )
 from gate.analysis.summary import MADE_BY_CALL, MANAGER_METHODS, FunctionSummary
-from gate.analysis.vocabulary import Vocabulary, documents_best_effort, reasserts_cancel
+from gate.analysis.vocabulary import (
+    Vocabulary,
+    documents_best_effort,
+    names_exit_stack,
+    reasserts_cancel,
+)
 from gate.config import TeardownConfig
 from gate.model import Severity
 
@@ -78,6 +83,10 @@ class Project(Protocol):
     def after_cancel(self, qualname: str) -> bool:
         """Is this function run only once its task was cancelled (a hook aiohttp's run_app
         runs after cancelling its main task, and what only such hooks run)?"""
+
+    def exit_stack(self, caller: str, owner: str, receiver: str) -> bool:
+        """Does the project record that this receiver (`self._stack`, a local) holds an
+        (Async)ExitStack?"""
 
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
@@ -444,6 +453,10 @@ def _no_callee(call: str) -> FunctionSummary | None:
     return None
 
 
+def _no_stack(receiver: str) -> bool:
+    return False
+
+
 def _no_shield(name: str) -> bool:
     return False
 
@@ -469,6 +482,9 @@ class _RegionWalker:
         self.vocabulary = vocabulary
         self.callee = callee
         self.shields = shields
+        # does a receiver hold an (Async)ExitStack, by what the project records it holds
+        self.exit_stack: Callable[[str], bool] = _no_stack
+        self.stack_closes: set[str] = set()  # the labels of steps that close an exit stack
         self.order = 0
         self.branches: list[Branch] = []
         # the arms walked into whose block ends in `return` (a subset of `branches`)
@@ -514,14 +530,25 @@ class _RegionWalker:
                 receiver = (
                     dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
                 )
-                consequence = self.vocabulary.consequence(name, receiver)
+                stack = receiver is not None and self.closes_exit_stack(name, receiver)
+                consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack)
                 if consequence is Consequence.LOSES_WORK and candidate is call.func:
                     source = self.loop_receivers.get(id(call))
                     if source is not None:
                         consequence = self.vocabulary.consequence(name, receiver, source)
                 if consequence is not None:
-                    return f"{dotted_name(candidate) or name}()", consequence
+                    label = f"{dotted_name(candidate) or name}()"
+                    if stack:
+                        self.stack_closes.add(label)
+                    return label, consequence
         return None
+
+    def closes_exit_stack(self, name: str, receiver: str) -> bool:
+        """Is this a close of an exit stack, by the receiver's name or what the project records
+        it holds? What it closes is whatever was entered into it."""
+        if self.vocabulary.matched(name) is None or not self.vocabulary.releases(name):
+            return False
+        return names_exit_stack(receiver) or self.exit_stack(receiver)
 
     def _called_functions(self, call: cst.Call) -> Iterator[cst.BaseExpression]:
         yield call.func
@@ -917,7 +944,11 @@ class _RegionWalker:
         the process (a sandbox, a subprocess, a lock). So is every step of a function whose
         docstring calls it best effort, a step awaiting such a function, and a step awaiting a
         project function whose own steps are all best effort."""
-        if kind is RegionKind.METHOD and not self.vocabulary.external(step.label):
+        if (
+            kind is RegionKind.METHOD
+            and not self.vocabulary.external(step.label)
+            and step.label not in self.stack_closes
+        ):
             return Consequence.BEST_EFFORT
         if self.documented_best_effort or any(
             (summary := self.callee(point.awaited_call)) is not None and summary.best_effort
@@ -1134,6 +1165,7 @@ class _Analyser:
             project, owner = self.project, span.class_qualname or ""
             walker.callee = lambda call: project.callee(span.qualname, owner, call)
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
+            walker.exit_stack = lambda name: project.exit_stack(span.qualname, owner, name)
             if span.is_async and project.shielded_by_callers(span.qualname):
                 walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
         walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
