@@ -448,3 +448,50 @@ class HoldsThroughItsHelpers:
             self.delete_sandbox()
             if cancelled:
                 raise asyncio.CancelledError()
+
+
+class SkippedOnPurposeWhenCancelled:
+    # Found on real code (pydantic-ai): the finally re-raises a pending cancel before it
+    # finalizes, so the code itself skips the step whenever a cancel is pending; a cancel at the
+    # hook above skips it the same way. `raise_if_cancelling()` is no step (it cancels nothing).
+    async def run(self, result):
+        try:
+            await self.evaluate()
+        finally:
+            await self.after_run(result)
+            raise_if_cancelling()
+            # ok: skippable-teardown-step
+            self.finalize(result)
+
+    async def run_checked(self, result):
+        try:
+            await self.evaluate()
+        finally:
+            await self.after_run(result)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError
+            # ok: skippable-teardown-step
+            self.finalize(result)
+
+    async def run_sometimes(self, result):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                await self.after_run(result)
+            except BaseException as error:
+                interrupt = interrupt or error
+            if self.strict:
+                raise_if_cancelling()
+            # ruleid: skippable-teardown-step
+            self.finalize(result)
+            if interrupt is not None:
+                raise interrupt
+
+
+def raise_if_cancelling():
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
