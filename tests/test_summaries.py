@@ -163,6 +163,7 @@ async def run(job, sandbox):
         await job.close_sandbox_client()
         await job.close_sandbox()
         sandbox.kill()
+        sandbox.delete_cache_best_effort()
 """
 
 
@@ -178,6 +179,7 @@ def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     assert found[("GATE100", 7)] == "warning"  # close_sandbox_client(): the client
     assert found[("GATE100", 8)] == "error"  # close_sandbox(): the sandbox
     assert found[("GATE100", 9)] == "error"  # sandbox.kill()
+    assert found[("GATE100", 10)] == "warning"  # its name says best effort
 
 
 EXIT_STACKS = """\
@@ -1069,3 +1071,44 @@ def test_an_asyncio_lock_no_holder_keeps_across_an_await_never_blocks(in_tmp: Pa
     )
     assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg/mixin.py")
     assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg")
+
+
+RUNNER = """\
+async def after_run(models):
+    try:
+        await models.run()
+    finally:
+        await models.flush_log()
+        for model in models:
+            await model._cleanup_on_run_end()
+"""
+
+
+@pytest.mark.parametrize(
+    ("implementation", "severity"),
+    [
+        (
+            "    async def _cleanup_on_run_end(self):\n        await self._response.aclose()\n",
+            "warning",
+        ),
+        ("    async def _cleanup_on_run_end(self):\n        await self._sandbox.kill()\n", "error"),
+    ],
+)
+def test_a_private_method_on_an_untyped_receiver_costs_what_its_methods_do(
+    in_tmp: Path, capsys, implementation: str, severity: str
+) -> None:
+    """Judged on real code (openai-agents' `model._cleanup_cleanup_on_run_end()`, a no-op in the base
+    model and a websocket close in one model): a private name is the project's own, so the
+    methods of that name are all a call of it can run, and skipping it costs what they do. A
+    test's fake of the name is no implementation."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "runner.py", RUNNER)
+    base = "class Model:\n    async def _cleanup_on_run_end(self):\n        return None\n"
+    write(in_tmp / "model.py", base)
+    write(in_tmp / "hosted.py", "class Hosted:\n" + implementation)
+    write(
+        in_tmp / "tests" / "test_fake.py",
+        "class Fake:\n    async def _cleanup_on_run_end(self):\n        pass\n",
+    )
+    found = {(code, line): sev for code, line, sev in _findings(capsys, "--no-cache", ".")}
+    assert found[("GATE100", 7)] == severity

@@ -1127,6 +1127,8 @@ class ProjectIndex:
         # what each call site runs, by id of the site (the sites live as long as the index)
         self._targets: dict[int, tuple[ModuleSummary, FunctionSummary] | None] = {}
         self._shielded: frozenset[str] | None = None
+        # the project's methods by name, for private methods called on untyped receivers
+        self._by_method: dict[str, list[tuple[ModuleSummary, FunctionSummary]]] | None = None
         self._tasks_seen: dict[str, bool] = {}  # by task kind: whether any site runs one
         self._caller_answers: dict[LookupKey, bool] = {}
         # whether a summary's awaits all reach callees that never suspend, by id(summary): a
@@ -1406,12 +1408,51 @@ class ProjectIndex:
         shielded only when every context manager it relies on opens a shield scope."""
         found = self._function(module, caller, owner, call)
         if found is None:
-            return (
-                NEVER_SUSPENDS
-                if self._known_never_to_suspend(module, caller, owner, call)
-                else None
-            )
+            if self._known_never_to_suspend(module, caller, owner, call):
+                return NEVER_SUSPENDS
+            return self._private_by_name(call)
         return self._as_looked_up(*found)
+
+    def _private_implementations(self, call: str) -> list[tuple[ModuleSummary, FunctionSummary]]:
+        """The project's methods a call of a private method (`model._cleanup_on_run_end()`)
+        on a receiver the project cannot type may run: every method of that name in a class
+        of the project, outside its tests. A private name is the project's own, so its methods
+        are all there are."""
+        receiver, _, method = call.rpartition(".")
+        if receiver in ("", "self", "cls") or not method.startswith("_") or method.startswith("__"):
+            return []
+        if self._by_method is None:
+            self._by_method = {}
+            for module in self.modules.values():
+                if module.module in self.test_modules:
+                    continue  # a test's fake is not an implementation the code runs
+                for qualname, summary in module.functions.items():
+                    owner, _, name = qualname.rpartition(".")
+                    if owner in module.classes:
+                        self._by_method.setdefault(name, []).append((module, summary))
+        return self._by_method.get(method, [])
+
+    def _private_by_name(self, call: str) -> FunctionSummary | None:
+        """What awaiting a private method on an untyped receiver does, taken over all the
+        project's methods of that name: it suspends when one does, holds or is shielded when
+        each that suspends does, its steps are best effort when each that acts takes only
+        such steps."""
+        found = [self._as_looked_up(*pair) for pair in self._private_implementations(call)]
+        if len(found) <= 1:
+            return found[0] if found else None
+        acting = [summary for summary in found if summary.suspends or summary.own_steps]
+        if not acting:
+            return NEVER_SUSPENDS
+        suspending = [summary for summary in acting if summary.suspends]
+        return FunctionSummary(
+            suspends=bool(suspending),
+            shielded=bool(suspending) and all(summary.shielded for summary in suspending),
+            cut_safe=all(summary.cut_safe for summary in acting),
+            holds=bool(suspending) and all(summary.holds for summary in suspending),
+            steps_cut=any(summary.steps_cut for summary in acting),
+            best_effort=all(summary.best_effort for summary in acting),
+            steps_best_effort=all(summary.steps_best_effort for summary in acting),
+        )
 
     def _as_looked_up(self, home: ModuleSummary, summary: FunctionSummary) -> FunctionSummary:
         """A callee's summary with what the project decides of it: whether it suspends at all,
@@ -1485,6 +1526,10 @@ class ProjectIndex:
             if by_name:
                 continue
             found = self._function(home, *located, call)  # type: ignore[misc]
+            if found is None:
+                merged = self._private_by_name(call)
+                if merged is not None and (merged.steps_best_effort or not merged.suspends):
+                    continue
             if found is None or not self._only_best_effort(*found):
                 known = False
                 break

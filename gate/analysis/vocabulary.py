@@ -196,6 +196,12 @@ def reasserts_cancel(name: str) -> bool:
     )
 
 
+def _says_best_effort(name: str) -> bool:
+    """Does a function's name call it best effort (`_delete_fingerprint_best_effort`)?"""
+    words = name_words(name)
+    return any(words[i : i + 2] == ("best", "effort") for i in range(len(words) - 1))
+
+
 def documents_best_effort(docstring: str | None) -> bool:
     """Does a function's docstring call it best effort?"""
     return bool(docstring) and _BEST_EFFORT_DOC.search(docstring or "") is not None
@@ -292,6 +298,8 @@ class Vocabulary:
         matched = self.matched(name)
         if matched is None:
             return None
+        if _says_best_effort(name):
+            return Consequence.BEST_EFFORT  # `_delete_cache_best_effort()`: its authors say so
         if _closes(matched) and (exit_stack or names_exit_stack(receiver)):
             return Consequence.LOSES_WORK  # it closes whatever was entered into it
         held_by = set(name_words(f"{receiver or ''}.{source or ''}".replace(".", "_")))
