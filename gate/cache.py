@@ -134,7 +134,7 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
         tuple(sorted(summary.shield_managers)),
         tuple(summary.imports.items()),
         tuple(summary.types.items()),
-        tuple(tuple(site) for site in summary.sites),
+        tuple((*site[:-1], tuple(site.arguments)) for site in summary.sites),
         tuple(sorted(summary.queues)),
     )
 
@@ -154,6 +154,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         steps,
         steps_best_effort,
         routes_signals,
+        params,
     ) = row
     return FunctionSummary(
         suspends,
@@ -167,6 +168,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         tuple((call, by_name) for call, by_name in steps),
         steps_best_effort,
         routes_signals,
+        tuple(params),
     )
 
 
@@ -189,7 +191,7 @@ def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
         frozenset(managers),
         dict(imports),
         {tuple(key): made for key, made in types},
-        tuple(map(CallSite._make, sites)),
+        tuple(CallSite(*site[:-1], tuple(map(tuple, site[-1]))) for site in sites),
         frozenset(tuple(queue) for queue in queues),
     )
 

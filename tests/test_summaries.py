@@ -1112,3 +1112,41 @@ def test_a_private_method_on_an_untyped_receiver_costs_what_its_methods_do(
     )
     found = {(code, line): sev for code, line, sev in _findings(capsys, "--no-cache", ".")}
     assert found[("GATE100", 7)] == severity
+
+
+LIFECYCLE = """\
+async def lifecycle(run, *, finalize):
+    try:
+        await run.body()
+    finally:
+        await finalize(run.result)
+        run.write_result()
+
+
+async def record(result):
+    result.done = True
+
+
+async def upload(result):
+    await result.upload()
+
+
+async def main(run):
+    await lifecycle(run, finalize=record)
+"""
+
+
+@pytest.mark.parametrize(("other", "reported"), [("record", False), ("upload", True)])
+def test_an_awaited_parameter_runs_what_its_callers_pass(
+    in_tmp: Path, capsys, other: str, reported: bool
+) -> None:
+    """Judged on real code (pydantic-ai's `await finalize(result)`, a callback every caller
+    passes as an async def that never awaits): awaiting a parameter runs what every place
+    that calls the function passes for it; it suspends only when one of those does."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(
+        in_tmp / "job.py",
+        LIFECYCLE + f"\n\nasync def other(run):\n    await lifecycle(run, finalize={other})\n",
+    )
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
+    assert (("GATE100", 6) in found) is reported

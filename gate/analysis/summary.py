@@ -67,6 +67,9 @@ class FunctionSummary:
     # or through a function of its module it calls): run as `asyncio.run`'s main coroutine,
     # Ctrl-C no longer cancels it
     routes_signals: bool = False
+    # its parameters' names, positional ones first in order: what a call site passes a
+    # callback as (`finalize=_finalize_result`) is matched to the name the body awaits
+    params: tuple[str, ...] = ()
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
@@ -87,6 +90,8 @@ class CallSite(NamedTuple):
     owner: str  # that function's class qualname ("" outside a class)
     shielded: bool
     task: str = OTHER_TASK  # SAME_TASK, MAIN_TASK, OTHER_TASK or AFTER_CANCEL
+    # the names it passes that may be functions: (position as digits, or keyword; dotted name)
+    arguments: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -369,8 +374,15 @@ def _summarised(
         best_effort=documents_best_effort(ast.get_docstring(function)),
         awaits=_awaited_calls(walk),
         own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
+        params=_parameters(function.args),
     )
     return summary, walk.awaited
+
+
+def _parameters(arguments: ast.arguments) -> tuple[str, ...]:
+    """The names of a function's parameters: positional ones in order, then keyword-only."""
+    listed = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return tuple(argument.arg for argument in listed)
 
 
 def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
@@ -604,7 +616,11 @@ def call_sites(
         if kind is ast.Call and type(child.func) in _NAMED:
             task = tasks.get(id(child))
             if task:
-                add(_site(child.func, caller, owner, shielded_by_call.get(id(child), False), task))
+                site = _site(
+                    child.func, caller, owner, shielded_by_call.get(id(child), False), task
+                )
+                passed = _passed_names(child)  # type: ignore[arg-type]
+                add(site._replace(arguments=passed) if passed else site)
     return tuple(sites)
 
 
@@ -687,6 +703,23 @@ def _handed_on(node: ast.AST, kind: type) -> list[ast.expr]:
     if kind is ast.Dict:
         return node.values  # type: ignore[attr-defined]
     return []
+
+
+def _passed_names(call: ast.Call) -> tuple[tuple[str, str], ...]:
+    """The names a call passes that may be functions, by position or keyword; a `*args` or
+    `**kwargs` ends what can be matched."""
+    passed = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        name = dotted(argument) if type(argument) in _NAMED else None
+        if name:
+            passed.append((str(index), name))
+    for keyword in call.keywords:
+        name = dotted(keyword.value) if type(keyword.value) in _NAMED else None
+        if keyword.arg and name:
+            passed.append((keyword.arg, name))
+    return tuple(passed)
 
 
 def _site(
@@ -1063,6 +1096,27 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 NEVER_SUSPENDS = FunctionSummary(suspends=False, shielded=False, cut_safe=True, holds=False)
 
 
+def _merged(found: list[FunctionSummary]) -> FunctionSummary:
+    """What awaiting a call that may run any of these functions does: it suspends when one
+    does, holds or is shielded when each that suspends does, its steps are best effort when
+    each that acts takes only such steps."""
+    if len(found) == 1:
+        return found[0]
+    acting = [summary for summary in found if summary.suspends or summary.own_steps]
+    if not acting:
+        return NEVER_SUSPENDS
+    suspending = [summary for summary in acting if summary.suspends]
+    return FunctionSummary(
+        suspends=bool(suspending),
+        shielded=bool(suspending) and all(summary.shielded for summary in suspending),
+        cut_safe=all(summary.cut_safe for summary in acting),
+        holds=bool(suspending) and all(summary.holds for summary in suspending),
+        steps_cut=any(summary.steps_cut for summary in acting),
+        best_effort=all(summary.best_effort for summary in acting),
+        steps_best_effort=all(summary.steps_best_effort for summary in acting),
+    )
+
+
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
 # the summary of the function an awaited call runs, "with" whether a `with` item's call opens a
 # shielded scope, "callers" whether every place that runs the caller shields it, "called"
@@ -1410,8 +1464,33 @@ class ProjectIndex:
         if found is None:
             if self._known_never_to_suspend(module, caller, owner, call):
                 return NEVER_SUSPENDS
+            if "." not in call:
+                return self._passed_in(module, caller, call)
             return self._private_by_name(call)
         return self._as_looked_up(*found)
+
+    def _passed_in(self, module: ModuleSummary, caller: str, name: str) -> FunctionSummary | None:
+        """What awaiting a parameter (`await finalize(result)`) of the caller, or of a function
+        it is local to, runs: the functions every place in the project that calls that function
+        passes for it (`finalize=_finalize_result`). None when a place passes none gate can
+        name (a default, a lambda, `**kwargs`) or one the project does not define."""
+        scope = caller
+        while scope and name not in getattr(module.functions.get(scope), "params", ()):
+            scope = scope.rsplit(".<locals>.", 1)[0] if ".<locals>." in scope else ""
+        target = module.functions.get(scope) if scope else None
+        owner, _, _ = scope.rpartition(".")
+        if target is None or owner in module.classes or not self.callers_complete(scope):
+            return None  # a method's positions shift with how it is called: not followed
+        position = str(target.params.index(name))
+        found = []
+        for home, site in self._runners(module, scope, target):
+            passed = dict(site.arguments)
+            value = passed.get(name) or passed.get(position)
+            located = self._function(home, site.caller, site.owner, value) if value else None
+            if located is None:
+                return None
+            found.append(self._as_looked_up(*located))
+        return _merged(found) if found else None
 
     def _private_implementations(self, call: str) -> list[tuple[ModuleSummary, FunctionSummary]]:
         """The project's methods a call of a private method (`model._cleanup_on_run_end()`)
@@ -1438,21 +1517,7 @@ class ProjectIndex:
         each that suspends does, its steps are best effort when each that acts takes only
         such steps."""
         found = [self._as_looked_up(*pair) for pair in self._private_implementations(call)]
-        if len(found) <= 1:
-            return found[0] if found else None
-        acting = [summary for summary in found if summary.suspends or summary.own_steps]
-        if not acting:
-            return NEVER_SUSPENDS
-        suspending = [summary for summary in acting if summary.suspends]
-        return FunctionSummary(
-            suspends=bool(suspending),
-            shielded=bool(suspending) and all(summary.shielded for summary in suspending),
-            cut_safe=all(summary.cut_safe for summary in acting),
-            holds=bool(suspending) and all(summary.holds for summary in suspending),
-            steps_cut=any(summary.steps_cut for summary in acting),
-            best_effort=all(summary.best_effort for summary in acting),
-            steps_best_effort=all(summary.steps_best_effort for summary in acting),
-        )
+        return _merged(found) if found else None
 
     def _as_looked_up(self, home: ModuleSummary, summary: FunctionSummary) -> FunctionSummary:
         """A callee's summary with what the project decides of it: whether it suspends at all,
