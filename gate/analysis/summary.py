@@ -454,6 +454,8 @@ class _ModuleWalk:
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
     may_shield: bool = True  # the source can open a shield scope (it says `shield`)
+    # calls whose coroutine runs as a task that is only waited on shielded (by id)
+    shielded_tasks: frozenset[int] = frozenset()
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -492,7 +494,7 @@ class _ModuleWalk:
         awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
-        self.sites += call_sites(node, awaited, qualname, owner or "")
+        self.sites += call_sites(node, awaited, qualname, owner or "", self.shielded_tasks)
         if owner is not None and node.name in SHIELD_MANAGER_METHODS:
             self.shield_manager(node, owner)
         self.record_types(node, qualname, owner)
@@ -596,7 +598,11 @@ def _called_or_named(node: ast.expr) -> ast.expr:
 
 
 def call_sites(
-    node: ast.AST, awaited: list[tuple[ast.Call, bool]], caller: str, owner: str
+    node: ast.AST,
+    awaited: list[tuple[ast.Call, bool]],
+    caller: str,
+    owner: str,
+    shielded_tasks: frozenset[int] = frozenset(),
 ) -> tuple[CallSite, ...]:
     """The places in one function (or a module's top level) that may run another function: its
     awaited calls, the calls whose coroutine it hands on (`gather(*(p.stop() for p in ps))`,
@@ -616,9 +622,8 @@ def call_sites(
         if kind is ast.Call and type(child.func) in _NAMED:
             task = tasks.get(id(child))
             if task:
-                site = _site(
-                    child.func, caller, owner, shielded_by_call.get(id(child), False), task
-                )
+                shielded = shielded_by_call.get(id(child), False) or id(child) in shielded_tasks
+                site = _site(child.func, caller, owner, shielded, task)
                 passed = _passed_names(child)  # type: ignore[arg-type]
                 add(site._replace(arguments=passed) if passed else site)
     return tuple(sites)
@@ -961,7 +966,85 @@ def _module_walk(
         walk.signal_routers = _signal_routers(tree)
     if says(b"Queue") and _imports_asyncio(tree):  # every class of QUEUE_CLASSES says Queue
         walk.queues = unbounded_queues(tree)
+    if says(b"shield") and (says(b"ensure_future") or says(b"create_task")):
+        walk.shielded_tasks = tasks_awaited_only_shielded(tree)
     return walk
+
+
+TASK_MAKERS = frozenset({"ensure_future", "create_task"})
+# what reading a task attribute may do without cancelling the task or waiting on it unshielded
+_TASK_QUERIES = frozenset({"done", "cancelled", "result", "exception", "add_done_callback"})
+
+
+def tasks_awaited_only_shielded(tree: ast.Module) -> frozenset[int]:
+    """The calls whose coroutine a class runs as a task it keeps in an attribute and only ever
+    waits on through `asyncio.shield(...)` (`self._close_task = ensure_future(self._close())`,
+    `await asyncio.shield(self._close_task)`), by id: no waiter's cancel reaches the task and
+    nothing cancels it, so it runs to completion. Any other use of the attribute (a bare
+    `await`, `.cancel()`, handing it on) keeps the task exposed."""
+    found: set[int] = set()
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        made, stores = _task_attributes(cls)
+        if not made:
+            continue
+        parents = {
+            id(child): node for node in ast.walk(cls) for child in ast.iter_child_nodes(node)
+        }
+        for attribute, calls in made.items():
+            uses = [
+                node
+                for node in ast.walk(cls)
+                if _self_attribute(node) == attribute and id(node) not in stores
+            ]
+            if all(_only_shields_or_asks(use, parents) for use in uses):
+                found.update(id(call) for call in calls)
+    return frozenset(found)
+
+
+def _task_attributes(cls: ast.ClassDef) -> tuple[dict[str, list[ast.Call]], set[int]]:
+    """The attributes a class's methods set to a task of a call (`self.t = create_task(f())`):
+    the calls by attribute, and the ids of those assignment targets."""
+    made: dict[str, list[ast.Call]] = {}
+    stores: set[int] = set()
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        attribute, value = _self_attribute(node.targets[0]), node.value
+        if attribute and _makes_task_of_call(value):
+            made.setdefault(attribute, []).append(value.args[0])  # type: ignore[attr-defined]
+            stores.add(id(node.targets[0]))
+    return made, stores
+
+
+def _makes_task_of_call(value: ast.expr) -> bool:
+    """`asyncio.ensure_future(self._close())`, `loop.create_task(run())`."""
+    return (
+        isinstance(value, ast.Call)
+        and _final(value.func) in TASK_MAKERS
+        and bool(value.args)
+        and isinstance(value.args[0], ast.Call)
+    )
+
+
+def _self_attribute(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == "self" else None
+    return None
+
+
+def _only_shields_or_asks(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Is this read of a task attribute `asyncio.shield(self.t)`, a test of it (`self.t is
+    None`, `if self.t:`) or a query (`self.t.done()`), not a wait or a cancel?"""
+    parent = parents.get(id(use))
+    if isinstance(parent, ast.Call) and _final(parent.func) == "shield":
+        return bool(parent.args) and parent.args[0] is use
+    if isinstance(parent, ast.Compare | ast.If | ast.While | ast.BoolOp | ast.UnaryOp):
+        return True
+    if isinstance(parent, ast.Attribute) and parent.attr in _TASK_QUERIES:
+        return True
+    if isinstance(parent, ast.AnnAssign):
+        return parent.target is use  # `self.t: Task | None = None`
+    return isinstance(parent, ast.Assign) and use in parent.targets
 
 
 _MARKER = re.compile(rb"#\s*gate:\s*critical\b")
