@@ -24,6 +24,7 @@ from gate.analysis.candidates import (
     may_bridge,
     registered_callbacks,
 )
+from gate.analysis.file_pass import imports_asyncio
 from gate.analysis.summary import (
     Lookup,
     LookupKey,
@@ -196,7 +197,7 @@ def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) ->
     (other sync code, module-level code, a comment at the end) does not analyse the file again."""
     lines = source_lines(text)
     # a span's repr lists every field (all of them plain values): astuple would deep-copy them
-    digest = hashlib.sha256(repr((level_triggered, spans)).encode())
+    digest = hashlib.sha256(repr((level_triggered, imports_asyncio(text), spans)).encode())
     for span in spans:
         if span.is_async or span.bridged:
             body = "".join(lines[span.first_line - 1 : span.last_line])

@@ -112,18 +112,23 @@ would change nothing at run time).
 TEARDOWN_SEVERITY = """\
 An error when a step whose loss loses data (write, save, flush, commit, upload, record,
 finalize) or leaks something outside the process (stop, kill, terminate, delete, release of
-sandboxes, containers, subprocesses, remote sessions, locks) is at stake, or when the finding is
-about cancellation itself. A warning when:
+sandboxes, containers, subprocesses, remote sessions, locks; the close of an exit stack, which
+closes whatever was entered into it) is at stake, or when the finding is about cancellation
+itself. A warning when:
 - the step is a best-effort close or stop of an in-process object (a socket, an HTTP session, a
-  stream, a file, a task's `cancel()`), a write to a network transport, or an await of a project
-  function whose own steps are all of that kind;
+  stream, a file, a task's `cancel()`, the client of a sandbox), a write to a network transport,
+  or an await of a project function whose own steps are all of that kind;
 - the file is test or example code (`tool.gate.teardown.test-paths`);
 - on asyncio, the region is entered only by the cancel itself (a cancellation handler, the
   `finally:` of a serve-forever loop, a hook that aiohttp's `run_app` runs after cancelling its
   main task, or what only these run): cutting it short needs a second cancel;
+- in a module that imports asyncio, the region is a handler entered by a cancel or an error
+  (`except BaseException:`, `except (Exception, CancelledError):`, or what only such handlers
+  run): cutting it short needs a second cancel, or one landing while the error is handled;
 - nothing cancels the task it runs in (`asyncio.run`'s main coroutine that routes SIGINT and
   SIGTERM to handlers of its own), or it is a teardown method nothing in the project calls;
-- a docstring calls the step best effort (`best effort`, `a convenience`).
+- a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
+  `_delete_cache_best_effort()`).
 
 `tool.gate.teardown.best-effort-severity = "error"` makes best-effort steps errors, and
 `test-severity = "error"` judges test code as any other code. The README's "Errors and

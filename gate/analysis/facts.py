@@ -226,6 +226,11 @@ class Region:
     # serve-forever loop, or a helper awaited from one (on asyncio, cutting it short needs a
     # second cancel)
     entered_by_cancel: bool = False
+    # entered only because an interrupt already landed, a cancel or an error: a handler that
+    # catches cancellation (`except BaseException:`), or a helper awaited only from one (on
+    # asyncio, cutting it short needs a second cancel, or a cancel landing while an error is
+    # being handled)
+    entered_by_interrupt: bool = False
     # a teardown method (by its name) that nothing in the checked project runs: whether a cancel
     # reaches it depends on callers gate does not see
     uncalled: bool = False
@@ -373,16 +378,24 @@ class ModuleAnalysis:
     tiers: Tiers = Tiers()
     narrow_handlers: tuple[NarrowHandler, ...] = ()
     unprotected_releases: tuple[UnprotectedRelease, ...] = ()
+    asyncio: bool = False  # the module imports asyncio
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.
-        On asyncio a region entered by a cancel can be cut only by a second cancel: a warning; so
-        is a finding in a teardown method nothing in the project calls, and in a region whose
+        On asyncio a region entered by a cancel can be cut only by a second cancel, and one
+        entered by a cancel or an error (`except BaseException:`, in a module that imports
+        asyncio) only by a second cancel or one landing while the error is handled: a warning;
+        so is a finding in a teardown method nothing in the project calls, and in a region whose
         task nothing cancels.
         """
-        if region is not None and region.entered_by_cancel and not self.level_triggered:
+        if region is not None and (self._second_cancel_needed(region) or region.uncalled):
             return Severity.WARNING
-        if region is not None and (region.uncalled or region.uncancelled):
+        if region is not None and region.uncancelled:
             return Severity.WARNING
 
         return self.tiers.of(consequences, self.in_tests)
+
+    def _second_cancel_needed(self, region: Region) -> bool:
+        if self.level_triggered:
+            return False
+        return region.entered_by_cancel or (region.entered_by_interrupt and self.asyncio)

@@ -3,6 +3,7 @@ teardown rule judge the facts, and resolve positions only for what gets reported
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -52,8 +53,23 @@ def analyse(
     Raises AnalysisError and RecursionError as `analyse_functions` does."""
     in_tests = matches(path, settings.teardown.test_paths)
     return analyse_functions(
-        source_lines(text), spans, level_triggered, settings.teardown, candidates, in_tests, project
+        source_lines(text),
+        spans,
+        level_triggered,
+        settings.teardown,
+        candidates,
+        in_tests,
+        project,
+        imports_asyncio(text),
     )
+
+
+_IMPORTS_ASYNCIO = re.compile(r"^[ \t]*(?:import[ \t]+asyncio\b|from[ \t]+asyncio\b)", re.MULTILINE)
+
+
+def imports_asyncio(text: str) -> bool:
+    """Does the module import asyncio (at any level)?"""
+    return "asyncio" in text and _IMPORTS_ASYNCIO.search(text) is not None
 
 
 def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:

@@ -935,6 +935,7 @@ class _RegionWalker:
             steps=steps,
             cancel_handlers=tuple(self.cancel_handlers),
             entered_by_cancel=entered_by_cancel,
+            entered_by_interrupt=entered_by_cancel or kind is RegionKind.CANCEL_HANDLER,
             body=body,
         )
 
@@ -1259,27 +1260,43 @@ class _Analyser:
         self.regions = reraising_callers(self.regions, self.links.helper_calls, self.links.def_line)
 
     def _mark_entered_by_cancel(self, callers: dict[str, list[Region]]) -> None:
-        decided: dict[int, bool] = {}
-
-        def entered(region: Region, visiting: frozenset[int]) -> bool:
-            if region.kind is not RegionKind.HELPER or region.entered_by_cancel:
-                return region.entered_by_cancel
-            if id(region) in decided:
-                return decided[id(region)]
-            if id(region) in visiting:
-                return False
-            inner = visiting | {id(region)}
-            # a recursive call adds nothing: the helper is entered as its first caller enters it
-            awaiting = [r for r in callers.get(region.function, []) if id(r) not in inner]
-            decided[id(region)] = bool(awaiting) and all(entered(r, inner) for r in awaiting)
-            return decided[id(region)]
-
+        """A helper is entered only by a cancel (or only by an interrupt) when every region
+        awaiting it is."""
+        by_cancel = _entered_through(callers, "entered_by_cancel")
+        by_interrupt = _entered_through(callers, "entered_by_interrupt")
         self.regions = [
-            dataclasses.replace(region, entered_by_cancel=entered(region, frozenset()))
+            dataclasses.replace(
+                region,
+                entered_by_cancel=by_cancel(region, frozenset()),
+                entered_by_interrupt=by_interrupt(region, frozenset()),
+            )
             if region.kind is RegionKind.HELPER
             else region
             for region in self.regions
         ]
+
+
+def _entered_through(
+    callers: dict[str, list[Region]], fact: str
+) -> Callable[[Region, frozenset[int]], bool]:
+    """Whether a region has `fact` (`entered_by_cancel`): its own, or for a helper, that of
+    every region awaiting it."""
+    decided: dict[int, bool] = {}
+
+    def entered(region: Region, visiting: frozenset[int]) -> bool:
+        if region.kind is not RegionKind.HELPER or getattr(region, fact):
+            return bool(getattr(region, fact))
+        if id(region) in decided:
+            return decided[id(region)]
+        if id(region) in visiting:
+            return False
+        inner = visiting | {id(region)}
+        # a recursive call adds nothing: the helper is entered as its first caller enters it
+        awaiting = [r for r in callers.get(region.function, []) if id(r) not in inner]
+        decided[id(region)] = bool(awaiting) and all(entered(r, inner) for r in awaiting)
+        return decided[id(region)]
+
+    return entered
 
 
 def analyse_functions(
@@ -1290,6 +1307,7 @@ def analyse_functions(
     candidates: list[FunctionSpan] | None = None,
     in_tests: bool = False,
     project: Project | None = None,
+    uses_asyncio: bool = False,
 ) -> ModuleAnalysis:
     """Analyse the teardown regions of the candidate functions, and of the awaited helpers
     their regions call; each function is parsed by libcst on its own.
@@ -1316,6 +1334,7 @@ def analyse_functions(
         tiers,
         tuple(analyser.narrow_handlers),
         tuple(analyser.unprotected_releases),
+        uses_asyncio,
     )
 
 
