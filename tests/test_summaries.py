@@ -1189,3 +1189,28 @@ def test_a_handler_entered_by_cancel_or_error_is_a_warning_on_asyncio(
     write(in_tmp / "job.py", HANDLER.format(imports=imports))
     found = {(code, line): sev for code, line, sev in _findings(capsys, "--no-cache", ".")}
     assert found[("GATE100", 9)] == severity
+
+
+ARGUMENT_AWAIT = """\
+import trio
+
+
+async def run(job, task):
+    try:
+        await job.evaluate()
+    finally:
+        await job.upload(await task.result())
+"""
+
+
+def test_an_await_in_a_steps_arguments_does_not_cut_the_step(in_tmp: Path, capsys) -> None:
+    """Judged on real code (pydantic-ai's `await _finalize_result(await _wrap_task)`): cut in
+    its arguments, the step has nothing to act on yet, so nothing of it is lost there; the
+    await is still reported (it is exposed), as a warning, and the step's own await as an
+    error."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "job.py", ARGUMENT_AWAIT)
+    code, out, _ = run(capsys, "check", "--format", "json", "--no-cache", ".")
+    found = {(f["message"].split("`")[1], f["severity"]) for f in json.loads(out)["findings"]}
+    assert ("await task.result()", "warning") in found
+    assert ("await job.upload(await task.result())", "error") in found

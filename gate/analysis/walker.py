@@ -520,8 +520,9 @@ class _RegionWalker:
         return self.order
 
     # -- classification
-    def critical_call(self, calls: list[cst.Call]) -> tuple[str, Consequence] | None:
-        """The label and consequence of the first call that is a step, or None."""
+    def critical_call(self, calls: list[cst.Call]) -> tuple[str, Consequence, cst.Call] | None:
+        """The label and consequence of the first call that is a step, with the call; None when
+        no call is one."""
         for call in calls:
             for candidate in self._called_functions(call):
                 name = final_name(candidate)
@@ -540,7 +541,7 @@ class _RegionWalker:
                     label = f"{dotted_name(candidate) or name}()"
                     if stack:
                         self.stack_closes.add(label)
-                    return label, consequence
+                    return label, consequence, call
         return None
 
     def closes_exit_stack(self, name: str, receiver: str) -> bool:
@@ -659,11 +660,16 @@ class _RegionWalker:
         if not found.awaits and _reasserts_cancel_call(small):
             self.add_reassert()
             return
-        step = self.critical_call(found.calls)
+        step: tuple[str, Consequence, cst.Call | None] | None = self.critical_call(found.calls)
         if step is None and marked:
-            step = self.code(small), Consequence.LOSES_WORK
+            step = self.code(small), Consequence.LOSES_WORK, None
         if step is None:
             return
+        if step[2] is not None and step[2].args:
+            # an await in the step's own arguments (`await save(await fetch())`): cut there, the
+            # step has nothing to act on yet; it is an interrupt point for what follows
+            inside = {id(node) for arg in step[2].args for node in collect(arg.value).awaits}
+            points = [point for point in points if id(point.node) not in inside]
         self.steps.append(
             CriticalStep(
                 statement=small,
