@@ -1214,3 +1214,37 @@ def test_an_await_in_a_steps_arguments_does_not_cut_the_step(in_tmp: Path, capsy
     found = {(f["message"].split("`")[1], f["severity"]) for f in json.loads(out)["findings"]}
     assert ("await task.result()", "warning") in found
     assert ("await job.upload(await task.result())", "error") in found
+
+
+MEMORY_STREAMS = """\
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+
+async def serve(job, writer: MemoryObjectSendStream[int]):
+    send, receive = {made}
+    try:
+        await job.run(send)
+    finally:
+        await send.aclose()
+        await receive.aclose()
+        await writer.aclose()
+        job.write_result()
+"""
+
+
+@pytest.mark.parametrize(
+    ("made", "reported"),
+    [("anyio.create_memory_object_stream[int](0)", False), ("job.streams()", True)],
+)
+def test_closing_an_anyio_memory_stream_never_suspends(
+    in_tmp: Path, capsys, made: str, reported: bool
+) -> None:
+    """Judged on real code (MCP's streamable HTTP transports): an anyio memory object stream's
+    `aclose()` closes it without a checkpoint, so nothing after it can be skipped there. Known
+    by a parameter's annotation or by `create_memory_object_stream`; other streams may
+    suspend."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "serve.py", MEMORY_STREAMS.format(made=made))
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
+    assert (("GATE100", 13) in found) is reported

@@ -519,7 +519,10 @@ class _ModuleWalk:
     def record_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
     ) -> None:
-        for target, made in _assignments(node, _annotated_parameters(node), owner):
+        parameters = _annotated_parameters(node)
+        for name, annotated in parameters.items():
+            self.types.setdefault((qualname, name), annotated)
+        for target, made in _assignments(node, parameters, owner):
             if isinstance(target, ast.Name):
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
@@ -816,6 +819,8 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
         return _annotated_class(kept[0]) if len(kept) == 1 else None
     if isinstance(annotation, ast.Subscript) and _final(annotation.value) == "Optional":
         return _annotated_class(annotation.slice)
+    if isinstance(annotation, ast.Subscript) and _final(annotation.value) in STREAM_CLASSES:
+        return dotted(annotation.value)  # `MemoryObjectSendStream[Message]`
     if isinstance(annotation, ast.Name | ast.Attribute):
         return dotted(annotation)
     return None
@@ -833,6 +838,7 @@ def _assignments(
     `self.x = param` of a parameter annotated with a class (`parameters`); and, in a method of
     class `owner`, `x = self.attr` holds what the attribute does (`Owner::attr`)."""
     for node in _statements_breadth_first(function):
+        yield from _memory_stream_ends(node)
         for target, value in _bindings(node):
             made = (
                 _called(value)
@@ -841,6 +847,33 @@ def _assignments(
             )
             if made and isinstance(target, ast.Name | ast.Attribute):
                 yield target, made
+
+
+# What the two names of `send, receive = anyio.create_memory_object_stream(...)` hold, written
+# after the call's dotted name as the project's types write a class
+MEMORY_STREAM_ENDS = ("MemoryObjectSendStream", "MemoryObjectReceiveStream")
+
+
+def _memory_stream_ends(node: ast.AST) -> Iterator[tuple[ast.expr, str]]:
+    """(name, what it holds) for both ends of `a, b = create_memory_object_stream[T](0)`:
+    `anyio.create_memory_object_stream.MemoryObjectSendStream` as written, resolved through
+    the module's imports when looked up."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return
+    target, value = node.targets[0], node.value
+    if (
+        not isinstance(target, ast.Tuple)
+        or len(target.elts) != 2
+        or not isinstance(value, ast.Call)
+    ):
+        return
+    made = value.func.value if isinstance(value.func, ast.Subscript) else value.func
+    name = dotted(made)
+    if not name or _final(made) != "create_memory_object_stream":
+        return
+    for element, end in zip(target.elts, MEMORY_STREAM_ENDS, strict=True):
+        if isinstance(element, ast.Name):
+            yield element, f"{name}.{end}"
 
 
 def _taken_from_self(value: ast.expr | None, target: ast.expr, owner: str | None) -> str | None:
@@ -1703,7 +1736,22 @@ class ProjectIndex:
             return True
         if method in MANAGER_METHODS and self._never_blocks(module, caller, owner, receiver):
             return True
+        if method in NEVER_SUSPENDING_CLOSES and self._memory_stream(
+            module, caller, owner, receiver
+        ):
+            return True
         return _library_never_suspends(module, call)
+
+    def _memory_stream(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
+        """Does the receiver hold an end of an anyio memory object stream (annotated so, or
+        made by `create_memory_object_stream`), whose `aclose()` closes it at once?"""
+        held = self._held(module, caller, owner, receiver)
+        if held is None:
+            return False
+        home, made, _ = held
+        first, dot, rest = made.partition(".")
+        written = home.imports.get(first, first) + dot + rest
+        return written.startswith("anyio.") and written.rpartition(".")[2] in STREAM_CLASSES
 
     def _never_blocks(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
         """Is the receiver (`self._lock`) an attribute holding an `asyncio.Lock` that no
@@ -1928,6 +1976,12 @@ def _shielded(summary: FunctionSummary) -> bool:
 def _holds(summary: FunctionSummary) -> bool:
     """It holds every interrupt by itself, or never suspends."""
     return summary.holds or not summary.suspends
+
+
+# anyio's memory object streams: `aclose()` (and the exit of `async with stream:`) only closes
+# the stream, without a checkpoint (anyio/streams/memory.py)
+STREAM_CLASSES = frozenset(MEMORY_STREAM_ENDS)
+NEVER_SUSPENDING_CLOSES = frozenset({"aclose", "__aexit__"})
 
 
 def _library_never_suspends(module: ModuleSummary, call: str) -> bool:
