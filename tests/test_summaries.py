@@ -1104,7 +1104,7 @@ async def after_run(models):
 def test_a_private_method_on_an_untyped_receiver_costs_what_its_methods_do(
     in_tmp: Path, capsys, implementation: str, severity: str
 ) -> None:
-    """Judged on real code (openai-agents' `model._cleanup_cleanup_on_run_end()`, a no-op in the base
+    """Judged on real code (openai-agents' `model._cleanup_on_run_end()`, a no-op in the base
     model and a websocket close in one model): a private name is the project's own, so the
     methods of that name are all a call of it can run, and skipping it costs what they do. A
     test's fake of the name is no implementation."""
@@ -1210,7 +1210,7 @@ def test_an_await_in_a_steps_arguments_does_not_cut_the_step(in_tmp: Path, capsy
     error."""
     write(in_tmp / "pyproject.toml", "[tool.gate]\n")
     write(in_tmp / "job.py", ARGUMENT_AWAIT)
-    code, out, _ = run(capsys, "check", "--format", "json", "--no-cache", ".")
+    _, out, _ = run(capsys, "check", "--format", "json", "--no-cache", ".")
     found = {(f["message"].split("`")[1], f["severity"]) for f in json.loads(out)["findings"]}
     assert ("await task.result()", "warning") in found
     assert ("await job.upload(await task.result())", "error") in found

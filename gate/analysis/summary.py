@@ -817,13 +817,19 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
         sides = [annotation.left, annotation.right]
         kept = [side for side in sides if not _is_none(side)]
         return _annotated_class(kept[0]) if len(kept) == 1 else None
-    if isinstance(annotation, ast.Subscript) and _final(annotation.value) == "Optional":
-        return _annotated_class(annotation.slice)
-    if isinstance(annotation, ast.Subscript) and _final(annotation.value) in STREAM_CLASSES:
-        return dotted(annotation.value)  # `MemoryObjectSendStream[Message]`
+    if isinstance(annotation, ast.Subscript):
+        return _subscripted_class(annotation)
     if isinstance(annotation, ast.Name | ast.Attribute):
         return dotted(annotation)
     return None
+
+
+def _subscripted_class(annotation: ast.Subscript) -> str | None:
+    """`Optional[Bus]` -> Bus; `MemoryObjectSendStream[Message]` -> the stream class."""
+    generic = _final(annotation.value)
+    if generic == "Optional":
+        return _annotated_class(annotation.slice)
+    return dotted(annotation.value) if generic in STREAM_CLASSES else None
 
 
 def _is_none(node: ast.expr) -> bool:
@@ -858,15 +864,10 @@ def _memory_stream_ends(node: ast.AST) -> Iterator[tuple[ast.expr, str]]:
     """(name, what it holds) for both ends of `a, b = create_memory_object_stream[T](0)`:
     `anyio.create_memory_object_stream.MemoryObjectSendStream` as written, resolved through
     the module's imports when looked up."""
-    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+    pair = _pair_assigned(node)
+    if pair is None:
         return
-    target, value = node.targets[0], node.value
-    if (
-        not isinstance(target, ast.Tuple)
-        or len(target.elts) != 2
-        or not isinstance(value, ast.Call)
-    ):
-        return
+    target, value = pair
     made = value.func.value if isinstance(value.func, ast.Subscript) else value.func
     name = dotted(made)
     if not name or _final(made) != "create_memory_object_stream":
@@ -874,6 +875,16 @@ def _memory_stream_ends(node: ast.AST) -> Iterator[tuple[ast.expr, str]]:
     for element, end in zip(target.elts, MEMORY_STREAM_ENDS, strict=True):
         if isinstance(element, ast.Name):
             yield element, f"{name}.{end}"
+
+
+def _pair_assigned(node: ast.AST) -> tuple[ast.Tuple, ast.Call] | None:
+    """`a, b = call(...)`: the two targets and the call."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return None
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(value, ast.Call):
+        return target, value
+    return None
 
 
 def _taken_from_self(value: ast.expr | None, target: ast.expr, owner: str | None) -> str | None:
@@ -1018,20 +1029,27 @@ def tasks_awaited_only_shielded(tree: ast.Module) -> frozenset[int]:
     found: set[int] = set()
     for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
         made, stores = _task_attributes(cls)
-        if not made:
-            continue
-        parents = {
-            id(child): node for node in ast.walk(cls) for child in ast.iter_child_nodes(node)
-        }
-        for attribute, calls in made.items():
-            uses = [
-                node
-                for node in ast.walk(cls)
-                if _self_attribute(node) == attribute and id(node) not in stores
-            ]
-            if all(_only_shields_or_asks(use, parents) for use in uses):
-                found.update(id(call) for call in calls)
+        if made:
+            found |= _only_shielded(cls, made, stores)
     return frozenset(found)
+
+
+def _only_shielded(
+    cls: ast.ClassDef, made: dict[str, list[ast.Call]], stores: set[int]
+) -> set[int]:
+    """The calls of `made` whose task attribute the class only shields, tests or queries."""
+    parents = {id(child): node for node in ast.walk(cls) for child in ast.iter_child_nodes(node)}
+    uses: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(cls):
+        attribute = _self_attribute(node)
+        if attribute in made and id(node) not in stores:
+            uses.setdefault(attribute, []).append(node)  # type: ignore[arg-type]
+    return {
+        id(call)
+        for attribute, calls in made.items()
+        if all(_only_shields_or_asks(use, parents) for use in uses.get(attribute, ()))
+        for call in calls
+    }
 
 
 def _task_attributes(cls: ast.ClassDef) -> tuple[dict[str, list[ast.Call]], set[int]]:
@@ -1212,6 +1230,15 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 NEVER_SUSPENDS = FunctionSummary(suspends=False, shielded=False, cut_safe=True, holds=False)
 
 
+def _declaring(module: ModuleSummary, caller: str, name: str) -> str:
+    """The caller, or the innermost function it is local to, that has a parameter `name` ("" for
+    none)."""
+    scope = caller
+    while scope and name not in getattr(module.functions.get(scope), "params", ()):
+        scope = scope.rsplit(".<locals>.", 1)[0] if ".<locals>." in scope else ""
+    return scope
+
+
 def _merged(found: list[FunctionSummary]) -> FunctionSummary:
     """What awaiting a call that may run any of these functions does: it suspends when one
     does, holds or is shielded when each that suspends does, its steps are best effort when
@@ -1224,13 +1251,21 @@ def _merged(found: list[FunctionSummary]) -> FunctionSummary:
     suspending = [summary for summary in acting if summary.suspends]
     return FunctionSummary(
         suspends=bool(suspending),
-        shielded=bool(suspending) and all(summary.shielded for summary in suspending),
-        cut_safe=all(summary.cut_safe for summary in acting),
-        holds=bool(suspending) and all(summary.holds for summary in suspending),
-        steps_cut=any(summary.steps_cut for summary in acting),
-        best_effort=all(summary.best_effort for summary in acting),
-        steps_best_effort=all(summary.steps_best_effort for summary in acting),
+        shielded=_each("shielded", suspending),
+        cut_safe=_each("cut_safe", acting),
+        holds=_each("holds", suspending),
+        steps_cut=not _each("steps_cut", acting, negated=True),
+        best_effort=_each("best_effort", acting),
+        steps_best_effort=_each("steps_best_effort", acting),
     )
+
+
+def _each(fact: str, among: list[FunctionSummary], negated: bool = False) -> bool:
+    """Is `fact` true of every summary listed (and is one listed)? `negated`: is it false of
+    every one instead (empty: true)?"""
+    if negated:
+        return not any(getattr(summary, fact) for summary in among)
+    return bool(among) and all(getattr(summary, fact) for summary in among)
 
 
 # (kind, module, caller qualname, caller's class qualname, dotted name): kind "call" asks for
@@ -1590,9 +1625,7 @@ class ProjectIndex:
         it is local to, runs: the functions every place in the project that calls that function
         passes for it (`finalize=_finalize_result`). None when a place passes none gate can
         name (a default, a lambda, `**kwargs`) or one the project does not define."""
-        scope = caller
-        while scope and name not in getattr(module.functions.get(scope), "params", ()):
-            scope = scope.rsplit(".<locals>.", 1)[0] if ".<locals>." in scope else ""
+        scope = _declaring(module, caller, name)
         target = module.functions.get(scope) if scope else None
         owner, _, _ = scope.rpartition(".")
         if target is None or owner in module.classes or not self.callers_complete(scope):
@@ -1704,18 +1737,21 @@ class ProjectIndex:
         located = self._qualname_of(home, summary)
         known = bool(summary.own_steps) and located is not None
         for call, by_name in summary.own_steps if known else ():
-            if by_name:
-                continue
-            found = self._function(home, *located, call)  # type: ignore[misc]
-            if found is None:
-                merged = self._private_by_name(call)
-                if merged is not None and (merged.steps_best_effort or not merged.suspends):
-                    continue
-            if found is None or not self._only_best_effort(*found):
+            if not by_name and not self._call_best_effort(home, located, call):  # type: ignore[arg-type]
                 known = False
                 break
         self._best_effort[id(summary)] = known
         return known
+
+    def _call_best_effort(self, home: ModuleSummary, located: tuple[str, str], call: str) -> bool:
+        """Does a call a function makes run only best-effort steps in the project: a project
+        function that only takes such steps, or a private method whose every implementation
+        does (or does nothing)?"""
+        found = self._function(home, *located, call)
+        if found is not None:
+            return self._only_best_effort(*found)
+        merged = self._private_by_name(call)
+        return merged is not None and (merged.steps_best_effort or not merged.suspends)
 
     def _qualname_of(self, home: ModuleSummary, summary: FunctionSummary) -> tuple[str, str] | None:
         """The qualname of a summarised function of `home` and its class ("" for none)."""

@@ -147,6 +147,24 @@ def names_exit_stack(receiver: str | None) -> bool:
     return len(words) >= 2 and words[-2:] == ("exit", "stack")
 
 
+def _said_cost(
+    name: str, matched: tuple[str, ...], receiver: str | None, exit_stack: bool
+) -> Consequence | None:
+    """What a step costs by what its name or receiver says outright: best effort when its name
+    says so (`_delete_cache_best_effort()`) or it closes an in-process object
+    (`sandbox.client.aclose()` closes a client); a loss when it closes an exit stack, which
+    closes whatever was entered into it."""
+    if _says_best_effort(name):
+        return Consequence.BEST_EFFORT
+    if not _closes(matched):
+        return None
+    if exit_stack or names_exit_stack(receiver):
+        return Consequence.LOSES_WORK
+    if _closed_object(name, matched, receiver) in IN_PROCESS_WORDS:
+        return Consequence.BEST_EFFORT
+    return None
+
+
 def _closes(matched: tuple[str, ...]) -> bool:
     return not CLOSING_FORMS.isdisjoint(matched)
 
@@ -298,16 +316,13 @@ class Vocabulary:
         matched = self.matched(name)
         if matched is None:
             return None
-        if _says_best_effort(name):
-            return Consequence.BEST_EFFORT  # `_delete_cache_best_effort()`: its authors say so
-        if _closes(matched) and (exit_stack or names_exit_stack(receiver)):
-            return Consequence.LOSES_WORK  # it closes whatever was entered into it
+        said = _said_cost(name, matched, receiver, exit_stack)
+        if said is not None:
+            return said
         held_by = set(name_words(f"{receiver or ''}.{source or ''}".replace(".", "_")))
         if held_by & IN_MEMORY_WORDS and _keeps_data(matched):
             return None  # `self._read_bio.write_eof()`: in-memory I/O, not a step
         around = set(name_words(name)) | held_by
-        if _closed_object(name, matched, receiver) in IN_PROCESS_WORDS and _closes(matched):
-            return Consequence.BEST_EFFORT  # `sandbox.client.aclose()` closes a client
         if around & EXTERNAL_WORDS:
             return Consequence.LOSES_WORK
         return self._cost(matched, around, held_by)

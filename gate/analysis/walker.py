@@ -278,6 +278,16 @@ def _raises(small: cst.BaseSmallStatement) -> bool:
     return isinstance(call, cst.Call) and dotted_name(call.func) in RAISING_CALLS
 
 
+def _outside_arguments(points: list[InterruptPoint], call: cst.Call | None) -> list[InterruptPoint]:
+    """The points of a step's statement that are not in the step call's own arguments: cut in
+    `await save(await fetch())`'s argument, the step has nothing to act on yet (that await is
+    still an interrupt point for what follows)."""
+    if call is None or not call.args:
+        return points
+    inside = {id(node) for arg in call.args for node in collect(arg.value).awaits}
+    return [point for point in points if id(point.node) not in inside]
+
+
 def _reasserts_cancel_call(small: cst.BaseSmallStatement) -> bool:
     """`raise_if_cancelling()`: a call that raises a cancel still pending."""
     call = small.value if isinstance(small, cst.Expr) else None
@@ -525,24 +535,31 @@ class _RegionWalker:
         no call is one."""
         for call in calls:
             for candidate in self._called_functions(call):
-                name = final_name(candidate)
-                if name is None:
-                    continue
-                receiver = (
-                    dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
-                )
-                stack = receiver is not None and self.closes_exit_stack(name, receiver)
-                consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack)
-                if consequence is Consequence.LOSES_WORK and candidate is call.func:
-                    source = self.loop_receivers.get(id(call))
-                    if source is not None:
-                        consequence = self.vocabulary.consequence(name, receiver, source)
-                if consequence is not None:
-                    label = f"{dotted_name(candidate) or name}()"
-                    if stack:
-                        self.stack_closes.add(label)
-                    return label, consequence, call
+                found = self._step_of(call, candidate)
+                if found is not None:
+                    return found[0], found[1], call
         return None
+
+    def _step_of(
+        self, call: cst.Call, candidate: cst.BaseExpression
+    ) -> tuple[str, Consequence] | None:
+        """The label and consequence of one function a call runs, when it is a step."""
+        name = final_name(candidate)
+        if name is None:
+            return None
+        receiver = dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
+        stack = receiver is not None and self.closes_exit_stack(name, receiver)
+        consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack)
+        if consequence is Consequence.LOSES_WORK and candidate is call.func:
+            source = self.loop_receivers.get(id(call))
+            if source is not None:
+                consequence = self.vocabulary.consequence(name, receiver, source)
+        if consequence is None:
+            return None
+        label = f"{dotted_name(candidate) or name}()"
+        if stack:
+            self.stack_closes.add(label)
+        return label, consequence
 
     def closes_exit_stack(self, name: str, receiver: str) -> bool:
         """Is this a close of an exit stack, by the receiver's name or what the project records
@@ -663,18 +680,22 @@ class _RegionWalker:
         step: tuple[str, Consequence, cst.Call | None] | None = self.critical_call(found.calls)
         if step is None and marked:
             step = self.code(small), Consequence.LOSES_WORK, None
-        if step is None:
-            return
-        if step[2] is not None and step[2].args:
-            # an await in the step's own arguments (`await save(await fetch())`): cut there, the
-            # step has nothing to act on yet; it is an interrupt point for what follows
-            inside = {id(node) for arg in step[2].args for node in collect(arg.value).awaits}
-            points = [point for point in points if id(point.node) not in inside]
+        if step is not None:
+            self.add_step(small, step[0], step[1], _outside_arguments(points, step[2]), found)
+
+    def add_step(
+        self,
+        small: cst.BaseSmallStatement,
+        label: str,
+        consequence: Consequence,
+        points: list[InterruptPoint],
+        found: Collected,
+    ) -> None:
         self.steps.append(
             CriticalStep(
                 statement=small,
-                label=step[0],
-                consequence=step[1],
+                label=label,
+                consequence=consequence,
                 order=self.next_order(),
                 branches=tuple(self.branches),
                 loops=tuple(self.loops),
@@ -951,21 +972,25 @@ class _RegionWalker:
         the process (a sandbox, a subprocess, a lock). So is every step of a function whose
         docstring calls it best effort, a step awaiting such a function, and a step awaiting a
         project function whose own steps are all best effort."""
-        if (
-            kind is RegionKind.METHOD
-            and not self.vocabulary.external(step.label)
-            and step.label not in self.stack_closes
-        ):
+        if kind is RegionKind.METHOD and self._in_process(step):
             return Consequence.BEST_EFFORT
-        if self.documented_best_effort or any(
-            (summary := self.callee(point.awaited_call)) is not None and summary.best_effort
-            for point in step.points
-            if point.awaited_call
-        ):
+        if self.documented_best_effort or self._awaits_documented_best_effort(step):
             return Consequence.BEST_EFFORT  # the code says losing it is acceptable
         if step.consequence is Consequence.LOSES_WORK and self._awaits_best_effort(step):
             return Consequence.BEST_EFFORT  # what the step runs only takes best-effort steps
         return step.consequence
+
+    def _in_process(self, step: CriticalStep) -> bool:
+        """Does the step name nothing outside the process (and close no exit stack)?"""
+        return not self.vocabulary.external(step.label) and step.label not in self.stack_closes
+
+    def _awaits_documented_best_effort(self, step: CriticalStep) -> bool:
+        """Does the step await a project function whose docstring calls it best effort?"""
+        return any(
+            (summary := self.callee(point.awaited_call)) is not None and summary.best_effort
+            for point in step.points
+            if point.awaited_call
+        )
 
     def _awaits_best_effort(self, step: CriticalStep) -> bool:
         """Is the step an await of a project function every step of which is best effort
