@@ -1248,3 +1248,31 @@ def test_closing_an_anyio_memory_stream_never_suspends(
     write(in_tmp / "serve.py", MEMORY_STREAMS.format(made=made))
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
     assert (("GATE100", 13) in found) is reported
+
+
+SIGNALS_AND_WAITS = """\
+class Worker:
+    async def shutdown(self):
+        self._stopping.set()
+        await {awaited}
+
+    async def __aexit__(self, *exc):
+        await self.shutdown()
+        self._sandbox.kill()
+"""
+
+
+@pytest.mark.parametrize(
+    ("awaited", "cut"), [("self._stopped.wait()", False), ("self._drain_queue()", True)]
+)
+def test_a_callee_that_signals_then_only_waits_is_not_cut_short(
+    in_tmp: Path, capsys, awaited: str, cut: bool
+) -> None:
+    """Judged on real code (temporal's `Worker.shutdown()`: set an event, then wait for the run
+    task to finish shutting down): cutting the wait loses none of the callee's work, which
+    another task does; the steps after the await can still be skipped."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "worker.py", SIGNALS_AND_WAITS.format(awaited=awaited))
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
+    assert (("GATE101", 7) in found) is cut
+    assert ("GATE100", 8) in found

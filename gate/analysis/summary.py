@@ -23,6 +23,7 @@ from gate.analysis.vocabulary import (
     Vocabulary,
     documents_best_effort,
     name_words,
+    only_waits,
 )
 from gate.astwalk import HOLDS_STATEMENTS, PerType, child_nodes, child_statements, node_fields
 
@@ -177,6 +178,8 @@ class _Walk:
     step_names: dict[str, bool] = field(default_factory=dict)
     suspensions: list[_Context] = field(default_factory=list)
     exposed: bool = False  # an unguarded suspension was seen
+    exposed_work: bool = False  # one that does more than wait (`event.wait()`, `task.join()`)
+    after_exposed: bool = False  # a statement runs after an unguarded suspension
     exposed_in: list[tuple[int, ...]] = field(default_factory=list)
     cut: bool = False  # a step came after an exposed suspension, off the interrupt's path
     steps: int = 0
@@ -192,11 +195,22 @@ class _Walk:
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
 
-    def suspend(self, context: _Context) -> None:
+    def cut_safe(self) -> bool:
+        """Does an interrupt inside the function lose none of its work? With no step of its
+        own, the work is whatever the exposed await does: none when it only waits and nothing
+        comes after it (`self._stop.set(); await self._stopped.wait()`)."""
+        if not self.exposed or (not self.exposed_work and not self.after_exposed):
+            return True
+        return self.steps > 0 and not self.cut
+
+    def suspend(self, context: _Context, waits: bool = False) -> None:
+        """A suspension; `waits`: an await that only waits (`self._done.wait()`), whose cut
+        loses no work of this function's own."""
         self.suspensions.append(context)
         if not (context.shielded or context.holding):
             self.exposed = True
             self.exposed_in.append(tuple(self.tries))
+            self.exposed_work = self.exposed_work or not waits
 
     def step(self, context: _Context) -> None:
         self.steps += 1
@@ -216,9 +230,10 @@ class _Walk:
             if isinstance(child, ast.Await):
                 if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
                     continue
-                self.suspend(context)
-                if isinstance(child.value, ast.Call):
-                    self.awaited.append((child.value, context.shielded))
+                call = child.value if isinstance(child.value, ast.Call) else None
+                self.suspend(context, call is not None and only_waits(dotted(call.func)))
+                if call is not None:
+                    self.awaited.append((call, context.shielded))
             elif isinstance(child, ast.Call) and self._is_step(child):
                 self.step(context)
                 self.own_steps.append(self._step_of(child))
@@ -242,6 +257,8 @@ class _Walk:
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
             self.exposed_earlier = self.exposed
+            if self.exposed and not isinstance(statement, ast.Return | ast.Pass):
+                self.after_exposed = True
             self.statement(statement, context)
             if _sets_shield(statement):
                 context = _replace(context, shielded=True)
@@ -366,8 +383,7 @@ def _summarised(
     summary = FunctionSummary(
         suspends=bool(contexts),
         shielded=shielded,
-        # with no step of its own, the work is whatever the exposed await does
-        cut_safe=not walk.exposed or (walk.steps > 0 and not walk.cut),
+        cut_safe=walk.cut_safe(),
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
         steps_cut=walk.cut_later,
