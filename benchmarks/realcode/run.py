@@ -319,7 +319,7 @@ def template(findings: list[Finding], judged: dict) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     for finding in findings:
         if finding.key not in judged:
-            row = [*finding.key[:2], finding.line, finding.code, finding.function, "", "", ""]
+            row = [*finding.key[:2], finding.line, finding.code, finding.function, "", "", "", ""]
             writer.writerow(row)
     return buffer.getvalue()
 
