@@ -1276,3 +1276,88 @@ def test_a_callee_that_signals_then_only_waits_is_not_cut_short(
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
     assert (("GATE101", 7) in found) is cut
     assert ("GATE100", 8) in found
+
+
+TORNADO = """\
+from tornado import gen
+
+
+class Batched:
+    @gen.coroutine
+    def close(self):
+        yield self.comm.flush()
+        self.comm.abort()
+
+
+class Client:
+    def start(self):
+        batched = Batched()
+        self.comm = batched
+
+    async def _close(self, job):
+        try:
+            await job.run()
+        finally:
+            await self.comm.close()
+            self.sandbox.kill()
+"""
+
+
+@pytest.mark.parametrize("tornado", [True, False])
+def test_a_tornado_coroutine_runs_on_when_its_waiter_is_cancelled(
+    in_tmp: Path, capsys, tornado: bool
+) -> None:
+    """Judged on real code (dask's `BatchedSend.close`, a `@gen.coroutine`): tornado's IOLoop
+    drives it to the end whatever happens to the task awaiting it, so it is not cut short; the
+    steps after the await are still skipped. Found through `self.comm = batched` of a local
+    made as `Batched()`, in a module with no `async def`. The same close as an `async def` is
+    cut short."""
+    batched, client = TORNADO.split("class Client")
+    if not tornado:
+        batched = batched.replace("    @gen.coroutine\n    def close", "    async def close")
+        batched = batched.replace("yield self.comm.flush()", "await self.comm.flush()")
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "batched.py", batched)
+    write(in_tmp / "client.py", "from batched import Batched\n\n\nclass Client" + client)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
+    assert (("GATE101", 13) in found) is not tornado
+    assert ("GATE100", 14) in found
+
+
+MANAGER_THAT_KEEPS_CANCELS = """\
+import asyncio
+from contextlib import asynccontextmanager, suppress
+
+
+class Client:
+    @asynccontextmanager
+    async def _waiting(self):
+        with suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._task), 0.1)
+        yield
+        with suppress({caught}):
+            await asyncio.wait_for(self._task, 2)
+
+    async def shutdown(self):
+        async with self._waiting():
+            pass
+        self.sandbox.kill()
+        assert self.sandbox.closed()
+"""
+
+
+@pytest.mark.parametrize(
+    ("caught", "held"), [("TimeoutError, asyncio.CancelledError", True), ("TimeoutError", False)]
+)
+def test_an_async_context_manager_that_keeps_every_cancel_holds_it(
+    in_tmp: Path, capsys, caught: str, held: bool
+) -> None:
+    """Judged on real code (dask's `Client._wait_for_handle_report_task`): an
+    `@asynccontextmanager` whose awaits all sit in `suppress(CancelledError)` keeps a cancel in
+    its enter and exit, so the steps after the `async with` run. `closed()` asks a state, and an
+    `assert` takes no step."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "client.py", MANAGER_THAT_KEEPS_CANCELS.format(caught=caught))
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
+    assert (("GATE100", 17) in found) is not held
+    assert not any(line == 18 for _, line in found)

@@ -292,6 +292,8 @@ class _Walk:
             self.expression(item.context_expr, context)
             if _shield_call(item.context_expr):
                 inner = _replace(inner, shielded=True)
+            elif _suppresses_cancellation(item.context_expr):
+                inner = _replace(inner, holding=True)  # `with suppress(CancelledError):`
             elif isinstance(item.context_expr, ast.Call):
                 name = dotted(item.context_expr.func)
                 if name:
@@ -401,6 +403,13 @@ def _parameters(arguments: ast.arguments) -> tuple[str, ...]:
     return tuple(argument.arg for argument in listed)
 
 
+def _suppresses_cancellation(expression: ast.expr) -> bool:
+    """`suppress(asyncio.CancelledError, TimeoutError)`: a cancel inside it is kept there."""
+    if not isinstance(expression, ast.Call) or _final(expression.func) != "suppress":
+        return False
+    return catches_cancellation(_final(argument) for argument in expression.args)
+
+
 def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
     """The dotted names of the awaited calls and of the enter and exit methods of the managers
     `async with` enters (`manager.__aenter__`), when they are all the body's suspensions."""
@@ -504,12 +513,16 @@ class _ModuleWalk:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, owner: str | None
     ) -> None:
         qualname = prefix + node.name
-        if self.light:
+        if self.light:  # no `async def` here; a tornado coroutine is awaited all the same
+            if _runs_to_completion(node, self.imports):
+                self.functions[qualname] = RUNS_ON
             self.record_types(node, qualname, owner)
             return
         awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
+        elif _runs_to_completion(node, self.imports):
+            self.functions[qualname] = RUNS_ON
         self.sites += call_sites(node, awaited, qualname, owner or "", self.shielded_tasks)
         if owner is not None and node.name in SHIELD_MANAGER_METHODS:
             self.shield_manager(node, owner)
@@ -858,7 +871,9 @@ def _assignments(
     """(target, called name) for `x = Cls(...)`, `self.x = Cls(...)` and `with Cls() as x`,
     anywhere below the function, in the order `ast.walk` meets them; (target, class) for
     `self.x = param` of a parameter annotated with a class (`parameters`); and, in a method of
-    class `owner`, `x = self.attr` holds what the attribute does (`Owner::attr`)."""
+    class `owner`, `x = self.attr` holds what the attribute does (`Owner::attr`); `self.x =
+    local` holds what the local was made as (`bcomm = BatchedSend(); self.comm = bcomm`)."""
+    made_here: dict[str, str] = {}
     for node in _statements_breadth_first(function):
         yield from _memory_stream_ends(node)
         for target, value in _bindings(node):
@@ -866,9 +881,21 @@ def _assignments(
                 _called(value)
                 or _passed_in(value, target, parameters or {})
                 or _taken_from_self(value, target, owner)
+                or _local_made(value, target, made_here)
             )
             if made and isinstance(target, ast.Name | ast.Attribute):
+                if isinstance(target, ast.Name):
+                    made_here[target.id] = made
                 yield target, made
+
+
+def _local_made(
+    value: ast.expr | None, target: ast.expr, made_here: Mapping[str, str]
+) -> str | None:
+    """`self.comm = bcomm` of a local the function made with a call: what it was made as."""
+    if isinstance(value, ast.Name) and isinstance(target, ast.Attribute):
+        return made_here.get(value.id)
+    return None
 
 
 # What the two names of `send, receive = anyio.create_memory_object_stream(...)` hold, written
@@ -1244,6 +1271,28 @@ def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 # what awaiting a call that never suspends does: nothing a cancel can land in
 NEVER_SUSPENDS = FunctionSummary(suspends=False, shielded=False, cut_safe=True, holds=False)
+
+# what awaiting a tornado `@gen.coroutine` does: the IOLoop drives its generator to the end
+# whatever happens to the task awaiting it, so none of its work is cut, but the await itself
+# raises the waiter's cancel (what comes after it is skipped)
+RUNS_ON = FunctionSummary(suspends=True, shielded=False, cut_safe=True, holds=False)
+
+# the decorators that make a generator function a coroutine its event loop runs to the end
+RUN_TO_COMPLETION_DECORATORS = frozenset({"tornado.gen.coroutine"})
+
+
+def _runs_to_completion(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, imports: Mapping[str, str]
+) -> bool:
+    """A plain generator function decorated with tornado's `@gen.coroutine` (through the
+    module's imports: `from tornado import gen`, `from tornado.gen import coroutine`)."""
+    if not isinstance(function, ast.FunctionDef):
+        return False
+    for decorator in function.decorator_list:
+        first, dot, rest = (dotted(decorator) or "").partition(".")
+        if imports.get(first, first) + dot + rest in RUN_TO_COMPLETION_DECORATORS:
+            return True
+    return False
 
 
 def _declaring(module: ModuleSummary, caller: str, name: str) -> str:
@@ -1868,6 +1917,11 @@ class ProjectIndex:
         located = self._named_class(module, caller, owner, ".".join(receiver))
         if located is not None:
             return self._method(located[0], located[1], method, 0)
+        if method in MANAGER_METHODS and receiver[-1].endswith(MADE_BY_CALL):
+            # `async with self._waiting():` of an `async def`: an `@asynccontextmanager`
+            # generator, whose body is both the enter and the exit
+            made = ".".join(receiver).removesuffix(MADE_BY_CALL)
+            return self._function(module, caller, owner, made)
         if parts[0] in module.imports:
             return self._target(".".join([module.imports[parts[0]], *parts[1:]]), 0)
         return None

@@ -214,6 +214,15 @@ def reasserts_cancel(name: str) -> bool:
     )
 
 
+def _asks(name: str, words: tuple[str, ...]) -> bool:
+    """Does a name ask, wait or build rather than act: `is_closed`, `wait_closed`, a state
+    asked for in one word (`stream.closed()`, `task.cancelled()`), a class
+    (`ConnectionClosed()`)?"""
+    if not words or words[0] in QUESTION_WORDS or name.lstrip("_")[:1].isupper():
+        return True
+    return len(words) == 1 and words[0].endswith("ed")
+
+
 def _says_best_effort(name: str) -> bool:
     """Does a function's name call it best effort (`_delete_fingerprint_best_effort`)?"""
     words = name_words(name)
@@ -281,8 +290,8 @@ class Vocabulary:
 
     def _match(self, name: str) -> tuple[str, ...] | None:
         words = name_words(name)
-        if not words or words[0] in QUESTION_WORDS or name.lstrip("_")[:1].isupper():
-            return None  # asks, waits, or builds an object (`ConnectionClosed()`)
+        if _asks(name, words):
+            return None
         for head, last in self.tokens:
             size = len(head) + 1
             for i in range(len(words) - size + 1):

@@ -674,6 +674,8 @@ class _RegionWalker:
     def walk_small(self, small: cst.BaseSmallStatement, marked: bool) -> None:
         found = collect(small)
         points = self.add_points_from(found.awaits, small)
+        if isinstance(small, cst.Assert):
+            return  # `assert comm.closed()` checks a state: it takes no step
         if not found.awaits and _reasserts_cancel_call(small):
             self.add_reassert()
             return
@@ -834,7 +836,12 @@ class _RegionWalker:
         if statement.asynchronous is not None and not self.enters_without_suspending(statement):
             # The enter and the exit both suspend; the exit comes after the body, so the point
             # counts for every step that follows, and the shield scopes it opens do not cover it.
-            self.new_point(statement, statement, self.enclosures[: len(self.enclosures) - added])
+            self.new_point(
+                statement,
+                statement,
+                self.enclosures[: len(self.enclosures) - added],
+                callee_holds=self.managers_hold(statement),
+            )
         self.walk_suite(statement.body)
         if added:
             del self.enclosures[-added:]
@@ -849,6 +856,20 @@ class _RegionWalker:
             for method in MANAGER_METHODS:
                 summary = self.callee(f"{name}.{method}")
                 if summary is None or summary.suspends:
+                    return False
+        return True
+
+    def managers_hold(self, statement: cst.With) -> bool:
+        """Does the project say that the enter and the exit of every manager of this `async
+        with` hold every interrupt (an `@asynccontextmanager` whose awaits all sit in
+        `suppress(CancelledError)`), or never suspend?"""
+        for item in statement.items:
+            name = _manager_name(item.item)
+            if name is None:
+                return False
+            for method in MANAGER_METHODS:
+                summary = self.callee(f"{name}.{method}")
+                if summary is None or (summary.suspends and not summary.holds):
                     return False
         return True
 
