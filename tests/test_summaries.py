@@ -1361,3 +1361,23 @@ def test_an_async_context_manager_that_keeps_every_cancel_holds_it(
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
     assert (("GATE100", 17) in found) is not held
     assert not any(line == 18 for _, line in found)
+
+
+@pytest.mark.parametrize(
+    ("source", "imports"),
+    [
+        ("import asyncio\n", True),
+        ("import os, asyncio\n", True),
+        ("import asyncio.subprocess\n", True),
+        ("from asyncio import sleep\n", True),
+        ("    import asyncio as aio\n", True),
+        ("import asyncio_extras\n", False),
+        ("import foo.asyncio\n", False),
+        ("# import asyncio\n", False),
+        ("import anyio\n", False),
+    ],
+)
+def test_which_modules_import_asyncio(source: str, imports: bool) -> None:
+    from gate.analysis.file_pass import imports_asyncio
+
+    assert imports_asyncio(source) is imports

@@ -64,7 +64,9 @@ def analyse(
     )
 
 
-_IMPORTS_ASYNCIO = re.compile(r"^[ \t]*(?:import[ \t]+asyncio\b|from[ \t]+asyncio\b)", re.MULTILINE)
+_IMPORTS_ASYNCIO = re.compile(
+    r"^[ \t]*(?:import[ \t]+[^#\n]*(?<![\w.])asyncio(?!\w)|from[ \t]+asyncio\b)", re.MULTILINE
+)
 
 
 def imports_asyncio(text: str) -> bool:
