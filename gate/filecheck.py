@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate.analysis.cancellation import imports_asyncio
 from gate.analysis.candidates import (
     FunctionSpan,
     index_functions,
@@ -24,7 +25,6 @@ from gate.analysis.candidates import (
     may_bridge,
     registered_callbacks,
 )
-from gate.analysis.file_pass import imports_asyncio
 from gate.analysis.summary import (
     Lookup,
     LookupKey,

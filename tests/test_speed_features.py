@@ -520,3 +520,22 @@ def test_workers_pass_large_jobs_and_results_without_waiting_on_each_other() -> 
         lambda data: data * 2, jobs, list(range(8)), 2, lambda: None, lambda: None
     )
     assert results == [data * 2 for data in jobs]
+
+
+def test_a_warm_run_does_not_load_libcst(in_tmp: Path) -> None:
+    """A warm run of unchanged files takes every teardown finding from the cache, so it never
+    imports libcst (a tenth of a second on its own)."""
+    write(in_tmp / "job.py", BUGGY)
+    script = (
+        "import sys\nfrom gate.cli import main\n"
+        "code = main(['check', '--format', 'json', '.'])\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], cwd=in_tmp, capture_output=True, text=True, check=False
+        )
+        for _ in range(2)
+    ]
+    cold, warm = (run.stdout.strip().splitlines()[-1] for run in runs)
+    assert (cold, warm) == ("True", "False"), [run.stderr for run in runs]

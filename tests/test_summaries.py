@@ -1378,6 +1378,6 @@ def test_an_async_context_manager_that_keeps_every_cancel_holds_it(
     ],
 )
 def test_which_modules_import_asyncio(source: str, imports: bool) -> None:
-    from gate.analysis.file_pass import imports_asyncio
+    from gate.analysis.cancellation import imports_asyncio
 
     assert imports_asyncio(source) is imports

@@ -7,6 +7,7 @@ decided here once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 CANCEL_NAMES = frozenset({"CancelledError", "Cancelled", "BaseException"})
@@ -45,3 +46,13 @@ def opens_shield(scope_name: str | None, shield_values: Iterable[bool | None]) -
     `shield_values` lists each `shield=` keyword's value: False for a literal False, True for a
     literal True, None for any other expression."""
     return scope_name in SHIELD_SCOPES and any(value is not False for value in shield_values)
+
+
+_IMPORTS_ASYNCIO = re.compile(
+    r"^[ \t]*(?:import[ \t]+[^#\n]*(?<![\w.])asyncio(?!\w)|from[ \t]+asyncio\b)", re.MULTILINE
+)
+
+
+def imports_asyncio(text: str) -> bool:
+    """Does the module import asyncio (at any level)?"""
+    return "asyncio" in text and _IMPORTS_ASYNCIO.search(text) is not None

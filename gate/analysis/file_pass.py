@@ -3,10 +3,10 @@ teardown rule judge the facts, and resolve positions only for what gets reported
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import replace
 
+from gate.analysis.cancellation import imports_asyncio
 from gate.analysis.candidates import FunctionSpan
 from gate.analysis.cstwalk import Span, node_positions
 from gate.analysis.facts import ModuleAnalysis
@@ -62,16 +62,6 @@ def analyse(
         project,
         imports_asyncio(text),
     )
-
-
-_IMPORTS_ASYNCIO = re.compile(
-    r"^[ \t]*(?:import[ \t]+[^#\n]*(?<![\w.])asyncio(?!\w)|from[ \t]+asyncio\b)", re.MULTILINE
-)
-
-
-def imports_asyncio(text: str) -> bool:
-    """Does the module import asyncio (at any level)?"""
-    return "asyncio" in text and _IMPORTS_ASYNCIO.search(text) is not None
 
 
 def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
