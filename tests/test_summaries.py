@@ -1381,3 +1381,34 @@ def test_which_modules_import_asyncio(source: str, imports: bool) -> None:
     from gate.analysis.cancellation import imports_asyncio
 
     assert imports_asyncio(source) is imports
+
+
+SUPER_CLOSE = """\
+class Process:
+    async def close(self):
+        {body}
+
+
+class Remote(Process):
+    async def close(self):
+        try:
+            await self.proc.wait()
+        finally:
+            await super().close()
+            self.sandbox.kill()
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "reported"), [("self._closed = True", False), ("await self._flush_logs()", True)]
+)
+def test_super_calls_resolve_to_the_base_method(
+    in_tmp: Path, capsys, body: str, reported: bool
+) -> None:
+    """Judged on real code (dask's `SSHCluster` and aiohttp's connectors): `await
+    super().close()` runs the first project base's `close`; one that never suspends cannot be
+    cut short, nor skip what follows it."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "remote.py", SUPER_CLOSE.format(body=body))
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
+    assert (("GATE100", 12) in found) is reported

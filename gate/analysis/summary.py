@@ -1914,6 +1914,8 @@ class ProjectIndex:
         if len(parts) == 1:
             return self._plain(module, caller, call)
         *receiver, method = parts
+        if receiver == [f"super{MADE_BY_CALL}"]:
+            return self._inherited(module, owner, method)
         located = self._named_class(module, caller, owner, ".".join(receiver))
         if located is not None:
             return self._method(located[0], located[1], method, 0)
@@ -2021,6 +2023,20 @@ class ProjectIndex:
             if rest[0] in module.imports:
                 return self._target(".".join([module.imports[rest[0]], *rest[1:]]), depth + 1)
             return None
+        return None
+
+    def _inherited(
+        self, module: ModuleSummary, owner: str, name: str
+    ) -> tuple[ModuleSummary, FunctionSummary] | None:
+        """`super().name` in a method of class `owner`: the method of its first base defined in
+        the project that has one (a base gate cannot find leaves it unknown)."""
+        for base in module.classes.get(owner, ()):
+            located = self._class(module, base)
+            if located is None:
+                return None
+            found = self._method(located[0], located[1], name, 1)
+            if found is not None:
+                return found
         return None
 
     def _method(

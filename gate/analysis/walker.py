@@ -103,6 +103,19 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _awaited_name(func: cst.BaseExpression) -> str | None:
+    """How the project looks up an awaited call: its dotted name, or `super().close` for a
+    method of the base class (`await super().close()`)."""
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and not func.value.args
+        and dotted_name(func.value.func) == "super"
+    ):
+        return f"super{MADE_BY_CALL}.{func.attr.value}"
+    return dotted_name(func)
+
+
 def _manager_name(node: cst.BaseExpression) -> str | None:
     """How an `async with` item names its manager, as the summaries do (`manager_name`)."""
     if isinstance(node, cst.Call):
@@ -736,7 +749,7 @@ class _RegionWalker:
     def point_for(self, node: cst.Await, statement: cst.CSTNode) -> InterruptPoint | None:
         """The interrupt point of one await, None when awaiting it cannot suspend."""
         call = node.expression if isinstance(node.expression, cst.Call) else None
-        awaited = dotted_name(call.func) if call is not None else None
+        awaited = _awaited_name(call.func) if call is not None else None
         summary = self.callee(awaited) if awaited else None
         if summary is not None and not summary.suspends:
             return None  # awaiting a coroutine that never suspends cannot be interrupted
