@@ -388,11 +388,10 @@ class ModuleAnalysis:
         so is a finding in a teardown method nothing in the project calls, and in a region whose
         task nothing cancels.
         """
-        if region is not None and (self._second_cancel_needed(region) or region.uncalled):
+        if region is not None and (
+            self._second_cancel_needed(region) or region.uncalled or region.uncancelled
+        ):
             return Severity.WARNING
-        if region is not None and region.uncancelled:
-            return Severity.WARNING
-
         return self.tiers.of(consequences, self.in_tests)
 
     def _second_cancel_needed(self, region: Region) -> bool:

@@ -513,16 +513,14 @@ class _ModuleWalk:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, owner: str | None
     ) -> None:
         qualname = prefix + node.name
-        if self.light:  # no `async def` here; a tornado coroutine is awaited all the same
-            if _runs_to_completion(node, self.imports):
-                self.functions[qualname] = RUNS_ON
+        if _runs_to_completion(node, self.imports):  # also in a module with no `async def`
+            self.functions[qualname] = RUNS_ON
+        if self.light:
             self.record_types(node, qualname, owner)
             return
         awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
-        elif _runs_to_completion(node, self.imports):
-            self.functions[qualname] = RUNS_ON
         self.sites += call_sites(node, awaited, qualname, owner or "", self.shielded_tasks)
         if owner is not None and node.name in SHIELD_MANAGER_METHODS:
             self.shield_manager(node, owner)
@@ -1288,11 +1286,17 @@ def _runs_to_completion(
     module's imports: `from tornado import gen`, `from tornado.gen import coroutine`)."""
     if not isinstance(function, ast.FunctionDef):
         return False
-    for decorator in function.decorator_list:
-        first, dot, rest = (dotted(decorator) or "").partition(".")
-        if imports.get(first, first) + dot + rest in RUN_TO_COMPLETION_DECORATORS:
-            return True
-    return False
+    return any(
+        _as_imported(imports, dotted(decorator) or "") in RUN_TO_COMPLETION_DECORATORS
+        for decorator in function.decorator_list
+    )
+
+
+def _as_imported(imports: Mapping[str, str], written: str) -> str:
+    """A dotted name as written in a module, its first part resolved through the module's
+    imports (`gen.coroutine` after `from tornado import gen` -> `tornado.gen.coroutine`)."""
+    first, dot, rest = written.partition(".")
+    return imports.get(first, first) + dot + rest
 
 
 def _declaring(module: ModuleSummary, caller: str, name: str) -> str:
@@ -1849,9 +1853,7 @@ class ProjectIndex:
         held = self._held(module, caller, owner, receiver)
         if held is None:
             return False
-        home, made, _ = held
-        first, dot, rest = made.partition(".")
-        written = home.imports.get(first, first) + dot + rest
+        written = _as_imported(held[0].imports, held[1])
         return written.startswith("anyio.") and written.rpartition(".")[2] in STREAM_CLASSES
 
     def _never_blocks(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
@@ -1861,8 +1863,7 @@ class ProjectIndex:
         if held is None or self.sources is None:
             return False
         home, made, _ = held
-        first, dot, rest = made.partition(".")
-        if home.imports.get(first, first) + dot + rest not in NEVER_BLOCKING_WHEN_FREE:
+        if _as_imported(home.imports, made) not in NEVER_BLOCKING_WHEN_FREE:
             return False
         attribute = receiver.rpartition(".")[2]
         if attribute not in self._free_locks:
@@ -2115,8 +2116,10 @@ def _library_never_suspends(module: ModuleSummary, call: str) -> bool:
         return True  # it lets other tasks run, but no cancel lands in it
     if method not in MANAGER_METHODS or not receiver.endswith(MADE_BY_CALL):
         return False
-    first, dot, rest = receiver.removesuffix(MADE_BY_CALL).partition(".")
-    return module.imports.get(first, first) + dot + rest in NEVER_SUSPENDING_MANAGERS
+    return (
+        _as_imported(module.imports, receiver.removesuffix(MADE_BY_CALL))
+        in NEVER_SUSPENDING_MANAGERS
+    )
 
 
 def _nearest(module: ModuleSummary, scope: str, name: str) -> str:

@@ -862,27 +862,26 @@ class _RegionWalker:
     def enters_without_suspending(self, statement: cst.With) -> bool:
         """Does the project say that neither the enter nor the exit of any manager of this
         `async with` suspends (a no-op `__aenter__`, a deadline's)?"""
-        for item in statement.items:
-            name = _manager_name(item.item)
-            if name is None:
-                return False
-            for method in MANAGER_METHODS:
-                summary = self.callee(f"{name}.{method}")
-                if summary is None or summary.suspends:
-                    return False
-        return True
+        return self._every_manager(statement, lambda summary: not summary.suspends)
 
     def managers_hold(self, statement: cst.With) -> bool:
         """Does the project say that the enter and the exit of every manager of this `async
         with` hold every interrupt (an `@asynccontextmanager` whose awaits all sit in
         `suppress(CancelledError)`), or never suspend?"""
+        return self._every_manager(statement, lambda summary: summary.holds or not summary.suspends)
+
+    def _every_manager(
+        self, statement: cst.With, settled: Callable[[FunctionSummary], bool]
+    ) -> bool:
+        """Is `settled` true of the project's summary of the enter and of the exit of every
+        manager of this `async with` (False when one is unknown)?"""
         for item in statement.items:
             name = _manager_name(item.item)
             if name is None:
                 return False
             for method in MANAGER_METHODS:
                 summary = self.callee(f"{name}.{method}")
-                if summary is None or (summary.suspends and not summary.holds):
+                if summary is None or not settled(summary):
                     return False
         return True
 
