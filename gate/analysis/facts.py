@@ -152,7 +152,9 @@ class InterruptPoint:
     # cancel-safe by contract: a no-argument `.aclose()` (trio/anyio close even when cancelled),
     # anyio's `aclose_forcefully`, a delegated `__aexit__` (the wrapped manager owns its shield)
     by_contract: bool = False
-    in_thread: bool = False  # handed to a thread, which finishes even when the await is cancelled
+    # its work finishes even when the await is cancelled: handed to a thread, or tasks that
+    # `asyncio.wait(...)` waits on (it never cancels them)
+    runs_on: bool = False
     # what the project's summary of the awaited function says: its own steps survive an
     # interrupt inside it; it holds the interrupt and returns normally
     callee_cut_safe: bool = False

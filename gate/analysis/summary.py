@@ -10,6 +10,7 @@ results); calls are resolved across the project through imports (absolute and re
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -481,6 +482,29 @@ class _ModuleWalk:
     may_shield: bool = True  # the source can open a shield scope (it says `shield`)
     # calls whose coroutine runs as a task that is only waited on shielded (by id)
     shielded_tasks: frozenset[int] = frozenset()
+    # (class name, position, owner): a method of `owner` passes `self` to a call of the name
+    constructions: list[tuple[str, int, str]] = field(default_factory=list)
+    initialisers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+
+    def record_constructed_with_self(self) -> None:
+        """`self._producer = producer` in `__init__` of a class that the module's methods of
+        one class construct with `self` in that position (`TransactionContext(self)` in a
+        method of `AIOKafkaProducer`): the attribute holds that class, unless it is known."""
+        passed: dict[tuple[str, int], set[str]] = {}
+        for name, index, owner in self.constructions:
+            passed.setdefault((name, index), set()).add(owner)
+        for cls, init in self.initialisers.items():
+            positional = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
+            holds = {
+                parameter: owners.pop()
+                for index, parameter in enumerate(positional)
+                if len(owners := set(passed.get((cls.rpartition(".")[2], index), ()))) == 1
+            }
+            if not holds:
+                continue
+            for target, made in _assignments(init, holds, cls):
+                if isinstance(target, ast.Attribute) and dotted(target.value) == "self":
+                    self.types.setdefault((cls, target.attr), made)
 
     def walk(self, node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
@@ -521,9 +545,10 @@ class _ModuleWalk:
         awaited: list[tuple[ast.Call, bool]] = []
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
-        self.sites += call_sites(node, awaited, qualname, owner or "", self.shielded_tasks)
-        if owner is not None and node.name in SHIELD_MANAGER_METHODS:
-            self.shield_manager(node, owner)
+        on_call = functools.partial(self.passes_self, owner) if owner is not None else None
+        self.sites += call_sites(node, awaited, qualname, owner or "", self.shielded_tasks, on_call)
+        if owner is not None:
+            self.method(node, owner)
         self.record_types(node, qualname, owner)
         self.walk(node, f"{qualname}.<locals>.", None)
 
@@ -536,6 +561,21 @@ class _ModuleWalk:
         if self.signal_routers and _calls_any(node, self.signal_routers):
             summary = replace(summary, routes_signals=True)
         return summary, awaited
+
+    def method(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> None:
+        if node.name in SHIELD_MANAGER_METHODS:
+            self.shield_manager(node, owner)
+        if node.name == "__init__":
+            self.initialisers[owner] = node
+
+    def passes_self(self, owner: str, call: ast.Call) -> None:
+        """A call of a bare name in a method of `owner` that passes `self` by position
+        (`TransactionContext(self)`) is recorded as (name, position, owner)."""
+        if type(call.func) is not ast.Name:
+            return
+        for index, argument in enumerate(call.args):
+            if type(argument) is ast.Name and argument.id == "self":
+                self.constructions.append((call.func.id, index, owner))
 
     def shield_manager(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> None:
         """A class whose `__init__`/`__enter__`/`__aenter__` opens a shield scope is a shield
@@ -633,11 +673,12 @@ def call_sites(
     caller: str,
     owner: str,
     shielded_tasks: frozenset[int] = frozenset(),
+    on_call: Callable[[ast.Call], None] | None = None,
 ) -> tuple[CallSite, ...]:
     """The places in one function (or a module's top level) that may run another function: its
     awaited calls, the calls whose coroutine it hands on (`gather(*(p.stop() for p in ps))`,
     `return self.stop()`) and the functions it hands on as values (`tg.start_soon(self.stop)`,
-    `hooks = (self.stop,)`)."""
+    `hooks = (self.stop,)`). `on_call` is given each call of a name."""
     shielded_by_call = _shielded_by_call(awaited)
     nodes = _own_nodes(node)
     tasks = _tasks_of(nodes, awaited)
@@ -650,6 +691,8 @@ def call_sites(
             if type(passed) in _NAMED:
                 add(_site(passed, caller, owner, False, hooks.get(id(passed), OTHER_TASK)))
         if kind is ast.Call and type(child.func) in _NAMED:
+            if on_call is not None:
+                on_call(child)  # type: ignore[arg-type]
             task = tasks.get(id(child))
             if task:
                 shielded = shielded_by_call.get(id(child), False) or id(child) in shielded_tasks
@@ -1024,6 +1067,8 @@ def summarise_module(
     package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
     walk = _module_walk(tree, vocabulary, package, light, source)
     walk.walk(tree, "", None)
+    if walk.constructions:
+        walk.record_constructed_with_self()
     sites = () if light else tuple(walk.sites) + call_sites(tree, [], "", "")
     return ModuleSummary(
         module,

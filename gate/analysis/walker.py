@@ -91,6 +91,9 @@ class Project(Protocol):
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
 THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
+# Awaits whose work runs on when the awaiting task is cancelled: `asyncio.wait(tasks)` stops
+# waiting but never cancels the tasks it waits on
+TASK_WAITS = frozenset({"asyncio.wait"})
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -273,6 +276,12 @@ def cancel_handler_index(statement: cst.Try | cst.TryStar) -> int | None:
 # scope on purpose) and a delegated exit (the wrapped manager owns its shielding); a no-argument
 # `.aclose()` is too.
 CONTRACT_CALLS = frozenset({"aclose_forcefully", "__aexit__"})
+
+
+def _runs_on(call: cst.Call) -> bool:
+    """Does the awaited call's work finish even when the await is cancelled: handed to a
+    thread, or tasks that `asyncio.wait` waits on?"""
+    return final_name(call.func) in THREAD_WRAPPERS or dotted_name(call.func) in TASK_WAITS
 
 
 def _by_contract(call: cst.Call) -> bool:
@@ -760,7 +769,7 @@ class _RegionWalker:
             self.enclosures_of(node, call, known),
             awaited_call=awaited,
             by_contract=call is not None and _by_contract(call),
-            in_thread=call is not None and final_name(call.func) in THREAD_WRAPPERS,
+            runs_on=call is not None and _runs_on(call),
             callee_cut_safe=known.cut_safe,
             callee_holds=known.holds,
             callee_known=summary is not None,
@@ -774,7 +783,7 @@ class _RegionWalker:
         enclosures: list[Enclosure],
         awaited_call: str | None = None,
         by_contract: bool = False,
-        in_thread: bool = False,
+        runs_on: bool = False,
         callee_cut_safe: bool = False,
         callee_holds: bool = False,
         callee_known: bool = False,
@@ -790,7 +799,7 @@ class _RegionWalker:
             text=self.code(node),
             awaited_call=awaited_call,
             by_contract=by_contract,
-            in_thread=in_thread,
+            runs_on=runs_on,
             callee_cut_safe=callee_cut_safe,
             callee_holds=callee_holds,
             callee_known=callee_known,

@@ -118,7 +118,7 @@ def held_and_cut(point: InterruptPoint) -> bool:
         held
         and point.callee_known
         and point.callee_steps_cut
-        and not (point.shielded or point.in_thread or point.by_contract)
+        and not (point.shielded or point.runs_on or point.by_contract)
     )
 
 

@@ -18,8 +18,9 @@ is a warning: the region stops there while the shielded work runs on, and the wo
 when `asyncio.run` cancels the tasks still pending at shutdown.
 
 Exempt, because the work finishes even when the await is cancelled: work handed to a thread
-(`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`; still an interrupt point
-for the steps after it); a no-argument `.aclose()` (by the trio/anyio convention it completes its
+(`asyncio.to_thread`, `loop.run_in_executor`, `anyio.to_thread.run_sync`) and tasks awaited through
+`asyncio.wait(...)`, which stops waiting but never cancels them (both still interrupt points for
+the steps after them); a no-argument `.aclose()` (by the trio/anyio convention it completes its
 essential work even when cancelled), anyio's `aclose_forcefully`, and a delegated `__aexit__` (the
 wrapped manager owns its shielding).
 
@@ -114,7 +115,7 @@ def cut_points(step: CriticalStep) -> list[InterruptPoint]:
     return [
         point
         for point in step.points
-        if not (point.guarded or point.by_contract or point.in_thread or point.callee_cut_safe)
+        if not (point.guarded or point.by_contract or point.runs_on or point.callee_cut_safe)
     ]
 
 
