@@ -278,6 +278,34 @@ def cancel_handler_index(statement: cst.Try | cst.TryStar) -> int | None:
 CONTRACT_CALLS = frozenset({"aclose_forcefully", "__aexit__"})
 
 
+def narrowed_awaits(body: cst.CSTNode) -> dict[int, tuple[tuple[str, str], ...]]:
+    """Per await below `body` (by id) inside the body of an `if isinstance(name, Cls):`, the
+    (name, class) of each such test around it, innermost last."""
+    found: dict[int, tuple[tuple[str, str], ...]] = {}
+    pending: list[tuple[cst.CSTNode, tuple[tuple[str, str], ...]]] = [(body, ())]
+    while pending:
+        node, around = pending.pop()
+        if isinstance(node, cst.Await) and around:
+            found[id(node)] = around
+        narrowing = _narrowing(node) if isinstance(node, cst.If) else None
+        for child in node.children:
+            inside = narrowing is not None and child is node.body  # type: ignore[attr-defined]
+            pending.append((child, (*around, narrowing) if inside else around))  # type: ignore[list-item]
+    return found
+
+
+def _narrowing(statement: cst.If) -> tuple[str, str] | None:
+    """(name, class) of an `if isinstance(name, Cls):` test naming one class."""
+    test = statement.test
+    if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance"):
+        return None
+    arguments = _call_args(test)
+    if len(arguments) != 2:
+        return None
+    name, cls = dotted_name(arguments[0]), dotted_name(arguments[1])
+    return (name, cls) if name and cls else None
+
+
 def _runs_on(call: cst.Call) -> bool:
     """Does the awaited call's work finish even when the await is cancelled: handed to a
     thread, or tasks that `asyncio.wait` waits on?"""
@@ -665,6 +693,21 @@ class _RegionWalker:
                 self.walk_suite(block)  # type: ignore[arg-type]
             self.leave_branch()
 
+    @functools.cached_property
+    def narrowed(self) -> dict[int, tuple[tuple[str, str], ...]]:
+        """Read only for an awaited method: per await of the region's function (by id), the
+        (name, class) of each `if isinstance(name, Cls):` body it is in, innermost last."""
+        return narrowed_awaits(self.function_body)
+
+    def as_narrowed(self, node: cst.Await, awaited: str) -> str:
+        """An awaited method of a name an enclosing `if isinstance(name, Cls):` narrows, as
+        the class's method (`self._body.close` -> `Payload.close`)."""
+        receiver, _, method = awaited.rpartition(".")
+        for name, cls in reversed(self.narrowed.get(id(node), ())):
+            if receiver == name:
+                return f"{cls}.{method}"
+        return awaited
+
     def enter_branch(self, branch: Branch, block: cst.CSTNode) -> None:
         """Walk into one arm of a compound statement; an arm whose block ends in `return`
         leaves the region, so nothing after the statement runs once code in the arm did."""
@@ -759,6 +802,8 @@ class _RegionWalker:
         """The interrupt point of one await, None when awaiting it cannot suspend."""
         call = node.expression if isinstance(node.expression, cst.Call) else None
         awaited = _awaited_name(call.func) if call is not None else None
+        if awaited and "." in awaited:
+            awaited = self.as_narrowed(node, awaited)
         summary = self.callee(awaited) if awaited else None
         if summary is not None and not summary.suspends:
             return None  # awaiting a coroutine that never suspends cannot be interrupted
