@@ -703,6 +703,8 @@ class _RegionWalker:
         """An awaited method of a name an enclosing `if isinstance(name, Cls):` narrows, as
         the class's method (`self._body.close` -> `Payload.close`)."""
         receiver, _, method = awaited.rpartition(".")
+        if not receiver:
+            return awaited
         for name, cls in reversed(self.narrowed.get(id(node), ())):
             if receiver == name:
                 return f"{cls}.{method}"
@@ -802,9 +804,7 @@ class _RegionWalker:
         """The interrupt point of one await, None when awaiting it cannot suspend."""
         call = node.expression if isinstance(node.expression, cst.Call) else None
         awaited = _awaited_name(call.func) if call is not None else None
-        if awaited and "." in awaited:
-            awaited = self.as_narrowed(node, awaited)
-        summary = self.callee(awaited) if awaited else None
+        summary = self.callee(self.as_narrowed(node, awaited)) if awaited else None
         if summary is not None and not summary.suspends:
             return None  # awaiting a coroutine that never suspends cannot be interrupted
         known = summary or FunctionSummary(True, False, False, False)
