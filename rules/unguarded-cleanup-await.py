@@ -189,6 +189,47 @@ class ClosedInATaskThatIsCancelled:
             raise
 
 
+class ClosedInATaskKeptThroughALocal:
+    # The task is made in a local, stored in the attribute and waited on through the local,
+    # always shielded (openai-agents' Dependencies.aclose): no waiter's cancel reaches the close.
+    async def aclose(self):
+        task = self._close_task
+        if task is None:
+            task = asyncio.create_task(self._finish_close())
+            self._close_task = task
+        await asyncio.shield(task)
+
+    async def _finish_close(self):
+        try:
+            await self._close_stream()
+        except BaseException:
+            # ok: unguarded-cleanup-await
+            await self.release_upload_slot()
+            raise
+
+
+class ClosedInATaskCancelledThroughALocal:
+    # The same, but the local is cancelled when the wait gives up: the cancel reaches the close.
+    async def aclose(self):
+        task = self._close_task
+        if task is None:
+            task = asyncio.create_task(self._finish_close())
+            self._close_task = task
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    async def _finish_close(self):
+        try:
+            await self._close_stream()
+        except BaseException:
+            # ruleid: unguarded-cleanup-await
+            await self.release_upload_slot()
+            raise
+
+
 class Producer:
     # The transaction context is made with the producer's own `self`, so `self._producer` is a
     # Producer, whose commit only waits, shielded, for the sender task to end the transaction:

@@ -1125,17 +1125,54 @@ def _only_shielded(
 ) -> set[int]:
     """The calls of `made` whose task attribute the class only shields, tests or queries."""
     parents = {id(child): node for node in ast.walk(cls) for child in ast.iter_child_nodes(node)}
-    uses: dict[str, list[ast.AST]] = {}
+    exposed = _exposed_through_locals(cls, made, parents)
     for node in ast.walk(cls):
         attribute = _self_attribute(node)
-        if attribute in made and id(node) not in stores:
-            uses.setdefault(attribute, []).append(node)  # type: ignore[arg-type]
+        if (
+            attribute in made
+            and id(node) not in stores
+            and not _only_shields_or_asks(node, parents)
+        ):
+            exposed.add(attribute)  # type: ignore[arg-type]
     return {
-        id(call)
-        for attribute, calls in made.items()
-        if all(_only_shields_or_asks(use, parents) for use in uses.get(attribute, ()))
-        for call in calls
+        id(call) for attribute, calls in made.items() if attribute not in exposed for call in calls
     }
+
+
+def _exposed_through_locals(
+    cls: ast.ClassDef, made: dict[str, list[ast.Call]], parents: dict[int, ast.AST]
+) -> set[str]:
+    """The task attributes a method exposes through a local that holds the task (`task =
+    self._close_task`, or the `task = create_task(...)` it stores there): a use of the local
+    other than a shield, a test, a query or storing it back."""
+    exposed: set[str] = set()
+    for function in _methods(cls):
+        held = _locals_holding(function, made)
+        for node in ast.walk(function):
+            if type(node) is not ast.Name or node.id not in held or type(node.ctx) is ast.Store:
+                continue
+            parent = parents.get(id(node))
+            stored = isinstance(parent, ast.Assign) and _self_attribute(parent.targets[0]) in made
+            if not (stored or _only_shields_or_asks(node, parents)):
+                exposed |= held[node.id]
+    return exposed
+
+
+def _locals_holding(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, made: dict[str, list[ast.Call]]
+) -> dict[str, set[str]]:
+    """The locals of a method that hold one of the task attributes' tasks, each with those
+    attributes: read from one (`task = self._close_task`), or made and stored in one."""
+    held: dict[str, set[str]] = {}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and _self_attribute(value) in made:
+            held.setdefault(target.id, set()).add(_self_attribute(value))  # type: ignore[arg-type]
+        elif isinstance(value, ast.Name) and _self_attribute(target) in made:
+            held.setdefault(value.id, set()).add(_self_attribute(target))  # type: ignore[arg-type]
+    return held
 
 
 def _task_attributes(cls: ast.ClassDef) -> tuple[dict[str, list[ast.Call]], set[int]]:
@@ -1150,7 +1187,40 @@ def _task_attributes(cls: ast.ClassDef) -> tuple[dict[str, list[ast.Call]], set[
         if attribute and _makes_task_of_call(value):
             made.setdefault(attribute, []).append(value.args[0])  # type: ignore[attr-defined]
             stores.add(id(node.targets[0]))
+    for function in _methods(cls):
+        _stored_local_tasks(function, made, stores)
     return made, stores
+
+
+def _methods(cls: ast.ClassDef) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return (n for n in ast.walk(cls) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+def _stored_local_tasks(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    made: dict[str, list[ast.Call]],
+    stores: set[int],
+) -> None:
+    """`task = create_task(self._close()); self._close_task = task` in one method: the
+    attribute holds the task of that call."""
+    assignments = [(n.targets[0], n.value) for n in ast.walk(function) if type(n) is ast.Assign]
+    local_tasks = _local_tasks(assignments)
+    if not local_tasks:
+        return
+    for target, value in assignments:
+        attribute = _self_attribute(target)
+        if attribute and isinstance(value, ast.Name) and value.id in local_tasks:
+            made.setdefault(attribute, []).extend(local_tasks[value.id])
+            stores.add(id(target))
+
+
+def _local_tasks(assignments: list[tuple[ast.expr, ast.expr]]) -> dict[str, list[ast.Call]]:
+    """The calls whose task each local is assigned (`task = create_task(self._close())`)."""
+    found: dict[str, list[ast.Call]] = {}
+    for target, value in assignments:
+        if isinstance(target, ast.Name) and _makes_task_of_call(value):
+            found.setdefault(target.id, []).append(value.args[0])  # type: ignore[attr-defined]
+    return found
 
 
 def _makes_task_of_call(value: ast.expr) -> bool:
@@ -1181,7 +1251,15 @@ def _only_shields_or_asks(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
         return True
     if isinstance(parent, ast.AnnAssign):
         return parent.target is use  # `self.t: Task | None = None`
-    return isinstance(parent, ast.Assign) and use in parent.targets
+    return isinstance(parent, ast.Assign) and _assigned_or_aliased(use, parent)
+
+
+def _assigned_or_aliased(use: ast.AST, parent: ast.Assign) -> bool:
+    """`self.t = ...`, or `task = self.t`, whose local's own uses _exposed_through_locals
+    checks."""
+    if parent.value is use:
+        return len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+    return use in parent.targets
 
 
 _MARKER = re.compile(rb"#\s*gate:\s*critical\b")
