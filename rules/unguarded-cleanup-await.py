@@ -266,3 +266,15 @@ class Response:
             finally:
                 # ok: unguarded-cleanup-await
                 await self._body.close()
+
+
+class ContainerServer:
+    # stop() hands the container cleanup to a thread, which finishes even when the await is
+    # cancelled: awaiting it cuts nothing short (autogen's DockerJupyterServer).
+    async def stop(self):
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._remove_container)
+
+    async def __aexit__(self, exc_type, exc, tb):
+        # ok: unguarded-cleanup-await
+        await self.stop()

@@ -21,6 +21,7 @@ from gate.analysis.facts import Consequence
 from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
 from gate.analysis.vocabulary import (
     EXIT_STACK_TYPES,
+    THREAD_WRAPPERS,
     Vocabulary,
     documents_best_effort,
     name_words,
@@ -232,7 +233,7 @@ class _Walk:
                 if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
                     continue
                 call = child.value if isinstance(child.value, ast.Call) else None
-                self.suspend(context, call is not None and only_waits(dotted(call.func)))
+                self.suspend(context, call is not None and _loses_no_work(call))
                 if call is not None:
                     self.awaited.append((call, context.shielded))
             elif isinstance(child, ast.Call) and self._is_step(child):
@@ -322,6 +323,12 @@ class _Walk:
 
 
 _TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
+
+
+def _loses_no_work(call: ast.Call) -> bool:
+    """Does a cut of this awaited call lose no work: it only waits (`self._done.wait()`), or
+    hands the work to a thread that finishes it (`loop.run_in_executor(None, cleanup)`)?"""
+    return only_waits(dotted(call.func)) or _final(call.func) in THREAD_WRAPPERS
 
 
 def _replace(context: _Context, **changes: object) -> _Context:

@@ -82,6 +82,11 @@ EXTERNAL_WORDS = frozenset(
 WAIT_WORDS = frozenset({"wait", "join", "sleep", "checkpoint"})
 
 
+# Awaits that hand their work to a thread, which finishes even when the await is cancelled: the
+# position of the function they run
+THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
+
+
 def only_waits(dotted: str | None) -> bool:
     """Does awaiting this call only wait (`writer.wait_closed()`, `task.join()`)?"""
     if not dotted:

@@ -52,6 +52,7 @@ from gate.analysis.facts import (
 )
 from gate.analysis.summary import MADE_BY_CALL, MANAGER_METHODS, FunctionSummary
 from gate.analysis.vocabulary import (
+    THREAD_WRAPPERS,
     Vocabulary,
     documents_best_effort,
     names_exit_stack,
@@ -90,7 +91,6 @@ class Project(Protocol):
 
 
 # Wrappers that run the function passed as an argument: (final name, index of that argument).
-THREAD_WRAPPERS = {"to_thread": 0, "run_sync": 0, "run_in_executor": 1}
 # Awaits whose work runs on when the awaiting task is cancelled: `asyncio.wait(tasks)` stops
 # waiting but never cancels the tasks it waits on
 TASK_WAITS = frozenset({"asyncio.wait"})
