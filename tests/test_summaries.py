@@ -411,6 +411,30 @@ def test_teardown_method_nothing_calls_is_a_warning(in_tmp: Path, capsys) -> Non
     assert ("GATE100", 7, "error") in _findings(capsys, "--no-cache", "tools.py")
 
 
+CLOSURE_CALLS_TEARDOWN = """\
+import asyncio
+
+
+class Executor:
+    async def stop(self):
+        await self._wait_for_jobs()
+        self._container.kill()
+
+    async def start(self):
+        async def cleanup():
+            await self.stop()
+
+        register_at_exit(cleanup)
+"""
+
+
+def test_teardown_method_a_closure_calls_is_called(in_tmp: Path, capsys) -> None:
+    # the closure's `self` is its method's: start() hands on a function that runs stop()
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "executor.py", CLOSURE_CALLS_TEARDOWN)
+    assert ("GATE100", 7, "error") in _findings(capsys, "--no-cache", ".")
+
+
 SHIELDED_BY_CALLER = """\
 import anyio
 

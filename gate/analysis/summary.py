@@ -492,6 +492,7 @@ class _ModuleWalk:
     # (class name, position, owner): a method of `owner` passes `self` to a call of the name
     constructions: list[tuple[str, int, str]] = field(default_factory=list)
     initialisers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    closure_owner: str = ""  # the class of the method whose local functions are being walked
 
     def record_constructed_with_self(self) -> None:
         """`self._producer = producer` in `__init__` of a class that the module's methods of
@@ -553,11 +554,15 @@ class _ModuleWalk:
         if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
             self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
         on_call = functools.partial(self.passes_self, owner) if owner is not None else None
-        self.sites += call_sites(node, awaited, qualname, owner or "", self.shielded_tasks, on_call)
+        # a closure's `self` is its method's (`async def cleanup(): await self.stop()`)
+        site_owner = owner or self.closure_owner
+        self.sites += call_sites(node, awaited, qualname, site_owner, self.shielded_tasks, on_call)
         if owner is not None:
             self.method(node, owner)
         self.record_types(node, qualname, owner)
+        enclosing, self.closure_owner = self.closure_owner, site_owner
         self.walk(node, f"{qualname}.<locals>.", None)
+        self.closure_owner = enclosing
 
     def summarised(
         self, node: ast.AsyncFunctionDef, qualname: str, owner: str
