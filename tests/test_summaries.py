@@ -182,6 +182,37 @@ def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     assert found[("GATE100", 10)] == "warning"  # its name says best effort
 
 
+PASSED_OBJECT = """\
+class Deployment:
+    async def stop(self):
+        await self._runtime.close()
+        self._client.delete(self._sandbox)
+        self._ecs.stop_task(task=self._task_arn, cluster=self._cluster_arn)
+        self._client.delete(self._cache_key)
+
+
+async def serve(deployment):
+    try:
+        await deployment.run()
+    finally:
+        await deployment.stop()
+"""
+
+
+def test_what_a_step_is_passed_decides_its_tier(in_tmp: Path, capsys) -> None:
+    """Judged on real code (SWE-ReX's deployments): in a teardown method, whose steps are best
+    effort unless they name something outside the process, a client's delete of the sandbox it
+    is passed, or a stop of a task in a cluster, is a loss."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "deploy.py", PASSED_OBJECT)
+    found = {
+        (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
+    }
+    assert found[("GATE100", 4)] == "error"  # delete(self._sandbox)
+    assert found[("GATE100", 5)] == "error"  # stop_task(cluster=...)
+    assert found[("GATE100", 6)] == "warning"  # delete(self._cache_key): nothing outside
+
+
 EXIT_STACKS = """\
 import contextlib
 

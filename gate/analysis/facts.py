@@ -192,6 +192,9 @@ class CriticalStep:
     # `if task.cancelling(): raise`), as (order, loops): the code skips it whenever a cancel is
     # pending, so a cancel before one of them skips it by design
     reasserted: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    # the names its call passes, joined by `_` (`client.delete(self._sandbox)` -> the
+    # sandbox): what it acts on besides its receiver
+    acts_on: str = ""
 
     @property
     def only_by_contract(self) -> bool:

@@ -152,15 +152,22 @@ def names_exit_stack(receiver: str | None) -> bool:
     return len(words) >= 2 and words[-2:] == ("exit", "stack")
 
 
+def _names_external(names: str) -> bool:
+    return bool(set(name_words(names.replace(".", "_"))) & EXTERNAL_WORDS)
+
+
 def _said_cost(
-    name: str, matched: tuple[str, ...], receiver: str | None, exit_stack: bool
+    name: str, matched: tuple[str, ...], receiver: str | None, exit_stack: bool, acts_on: str
 ) -> Consequence | None:
-    """What a step costs by what its name or receiver says outright: best effort when its name
-    says so (`_delete_cache_best_effort()`) or it closes an in-process object
-    (`sandbox.client.aclose()` closes a client); a loss when it closes an exit stack, which
-    closes whatever was entered into it."""
+    """What a step costs by what its name, receiver or passed names say outright: best effort
+    when its name says so (`_delete_cache_best_effort()`) or it closes an in-process object
+    (`sandbox.client.aclose()` closes a client); a loss when it is passed something outside the
+    process (`ecs.stop_task(cluster=self._cluster_arn)`) or closes an exit stack, which closes
+    whatever was entered into it."""
     if _says_best_effort(name):
         return Consequence.BEST_EFFORT
+    if _names_external(acts_on):
+        return Consequence.LOSES_WORK
     if not _closes(matched):
         return None
     if exit_stack or names_exit_stack(receiver):
@@ -309,7 +316,7 @@ class Vocabulary:
     @staticmethod
     def external(label: str) -> bool:
         """Does a step's label (`self._sandbox.kill()`) name something outside the process?"""
-        return bool(set(name_words(label.replace(".", "_").removesuffix("()"))) & EXTERNAL_WORDS)
+        return _names_external(label.removesuffix("()"))
 
     def releases(self, name: str) -> bool:
         """Is `name` a step that gives something back (close, kill, release, discard, remove),
@@ -323,14 +330,17 @@ class Vocabulary:
         receiver: str | None,
         source: str | None = None,
         exit_stack: bool = False,
+        acts_on: str = "",
     ) -> Consequence | None:
         """What skipping a call of `receiver.name(...)` costs, or None when it is no step.
         `source`: what a bare-name receiver was taken from (`tasks` in `for t in tasks:`);
-        `exit_stack`: the project records that the receiver holds an (Async)ExitStack."""
+        `exit_stack`: the project records that the receiver holds an (Async)ExitStack;
+        `acts_on`: the names the call passes (`client.delete(self._sandbox)`), which name
+        something outside the process as a receiver does."""
         matched = self.matched(name)
         if matched is None:
             return None
-        said = _said_cost(name, matched, receiver, exit_stack)
+        said = _said_cost(name, matched, receiver, exit_stack, acts_on)
         if said is not None:
             return said
         held_by = set(name_words(f"{receiver or ''}.{source or ''}".replace(".", "_")))

@@ -306,6 +306,13 @@ def _narrowing(statement: cst.If) -> tuple[str, str] | None:
     return (name, cls) if name and cls else None
 
 
+def _argument_names(call: cst.Call) -> str:
+    """The names a step's call passes (`client.delete(self._sandbox)` -> `self._sandbox`): what
+    it acts on, besides its receiver."""
+    names = (dotted_name(argument.value) for argument in call.args)
+    return "_".join(name for name in names if name)
+
+
 def _runs_on(call: cst.Call) -> bool:
     """Does the awaited call's work finish even when the await is cancelled: handed to a
     thread, or tasks that `asyncio.wait` waits on?"""
@@ -599,7 +606,8 @@ class _RegionWalker:
             return None
         receiver = dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
         stack = receiver is not None and self.closes_exit_stack(name, receiver)
-        consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack)
+        acts_on = _argument_names(call)
+        consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack, acts_on=acts_on)
         if consequence is Consequence.LOSES_WORK and candidate is call.func:
             source = self.loop_receivers.get(id(call))
             if source is not None:
@@ -751,6 +759,10 @@ class _RegionWalker:
             step = self.code(small), Consequence.LOSES_WORK, None
         if step is not None:
             self.add_step(small, step[0], step[1], _outside_arguments(points, step[2]), found)
+            if step[2] is not None:
+                self.steps[-1] = dataclasses.replace(
+                    self.steps[-1], acts_on=_argument_names(step[2])
+                )
 
     def add_step(
         self,
@@ -1069,7 +1081,10 @@ class _RegionWalker:
 
     def _in_process(self, step: CriticalStep) -> bool:
         """Does the step name nothing outside the process (and close no exit stack)?"""
-        return not self.vocabulary.external(step.label) and step.label not in self.stack_closes
+        external = self.vocabulary.external
+        if external(step.label) or (step.acts_on and external(step.acts_on)):
+            return False
+        return step.label not in self.stack_closes
 
     def _awaits_documented_best_effort(self, step: CriticalStep) -> bool:
         """Does the step await a project function whose docstring calls it best effort?"""
