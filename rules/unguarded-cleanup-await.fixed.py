@@ -104,6 +104,22 @@ class Executor:
             await loop.run_in_executor(None, self.dump_state, path)
 
 
+class WaitOnTasks:
+    # asyncio.wait stops waiting when the awaiting task is cancelled, but never cancels the tasks
+    # it waits on: the flush runs on. The await is still an interrupt point for the steps after it.
+    async def stop(self):
+        interrupt: BaseException | None = None
+        try:
+            # ok: unguarded-cleanup-await
+            await asyncio.wait([asyncio.create_task(self.flush_batches()), self.sender_task])
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self.write_offsets()
+        if interrupt is not None:
+            raise interrupt
+
+
 class WaitFor:
     async def run(self):
         try:
@@ -200,3 +216,94 @@ class ClosedInATaskThatIsCancelled:
             # ruleid: unguarded-cleanup-await
             await self.release_upload_slot()
             raise
+
+
+class ClosedInATaskKeptThroughALocal:
+    # The task is made in a local, stored in the attribute and waited on through the local,
+    # always shielded (openai-agents' Dependencies.aclose): no waiter's cancel reaches the close.
+    async def aclose(self):
+        task = self._close_task
+        if task is None:
+            task = asyncio.create_task(self._finish_close())
+            self._close_task = task
+        await asyncio.shield(task)
+
+    async def _finish_close(self):
+        try:
+            await self._close_stream()
+        except BaseException:
+            # ok: unguarded-cleanup-await
+            await self.release_upload_slot()
+            raise
+
+
+class ClosedInATaskCancelledThroughALocal:
+    # The same, but the local is cancelled when the wait gives up: the cancel reaches the close.
+    async def aclose(self):
+        task = self._close_task
+        if task is None:
+            task = asyncio.create_task(self._finish_close())
+            self._close_task = task
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    async def _finish_close(self):
+        try:
+            await self._close_stream()
+        except BaseException:
+            # ruleid: unguarded-cleanup-await
+            await self.release_upload_slot()
+            raise
+
+
+class Producer:
+    # The transaction context is made with the producer's own `self`, so `self._producer` is a
+    # Producer, whose commit only waits, shielded, for the sender task to end the transaction:
+    # a cancel stops the wait, not the commit (aiokafka's TransactionContext).
+    def transaction(self):
+        return TransactionContext(self)
+
+    async def commit_transaction(self):
+        self.sender.committing_transaction()
+        await asyncio.shield(self.sender.transaction_ended())
+
+
+class TransactionContext:
+    def __init__(self, producer):
+        self._producer = producer
+
+    async def __aexit__(self, exc_type, exc, tb):
+        # ok: unguarded-cleanup-await
+        await self._producer.commit_transaction()
+
+
+class Payload:
+    async def close(self):
+        self._file = None  # nothing awaited: a cancel cannot land in it
+
+
+class Response:
+    # Inside `if isinstance(self._body, Payload):` the body is a Payload, whose close never
+    # suspends: there is nothing to cut short (aiohttp's Response.write_eof).
+    async def write_eof(self):
+        if isinstance(self._body, Payload):
+            try:
+                await self._body.write(self._writer)
+            finally:
+                # ok: unguarded-cleanup-await
+                await self._body.close()
+
+
+class ContainerServer:
+    # stop() hands the container cleanup to a thread, which finishes even when the await is
+    # cancelled: awaiting it cuts nothing short (autogen's DockerJupyterServer).
+    async def stop(self):
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._remove_container)
+
+    async def __aexit__(self, exc_type, exc, tb):
+        # ok: unguarded-cleanup-await
+        await self.stop()
