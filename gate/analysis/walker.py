@@ -280,18 +280,39 @@ CONTRACT_CALLS = frozenset({"aclose_forcefully", "__aexit__"})
 
 def narrowed_awaits(body: cst.CSTNode) -> dict[int, tuple[tuple[str, str], ...]]:
     """Per await below `body` (by id) inside the body of an `if isinstance(name, Cls):`, the
-    (name, class) of each such test around it, innermost last."""
+    (name, class) of each such test around it, innermost last. Only statements are walked:
+    the awaits of a narrowing `if`'s body are collected once it is found."""
     found: dict[int, tuple[tuple[str, str], ...]] = {}
-    pending: list[tuple[cst.CSTNode, tuple[tuple[str, str], ...]]] = [(body, ())]
+    pending: list[cst.CSTNode] = [body]
     while pending:
-        node, around = pending.pop()
-        if isinstance(node, cst.Await) and around:
-            found[id(node)] = around
-        narrowing = _narrowing(node) if isinstance(node, cst.If) else None
-        for child in node.children:
-            inside = narrowing is not None and child is node.body  # type: ignore[attr-defined]
-            pending.append((child, (*around, narrowing) if inside else around))  # type: ignore[list-item]
+        node = pending.pop()
+        narrowing = _narrowing(node) if type(node) is cst.If else None
+        if narrowing is not None:
+            for awaited in collect(node.body).awaits:  # type: ignore[attr-defined]
+                found[id(awaited)] = (*found.get(id(awaited), ()), narrowing)
+        pending += [child for child in node.children if type(child) in _HOLDING_STATEMENTS]
     return found
+
+
+# What `narrowed_awaits` enters: the blocks and compound statements that hold statements (not
+# expressions, simple statements or nested scopes)
+_HOLDING_STATEMENTS = frozenset(
+    {
+        cst.IndentedBlock,
+        cst.If,
+        cst.Else,
+        cst.For,
+        cst.While,
+        cst.With,
+        cst.Try,
+        cst.TryStar,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.Finally,
+        cst.Match,
+        cst.MatchCase,
+    }
+)
 
 
 def _narrowing(statement: cst.If) -> tuple[str, str] | None:
