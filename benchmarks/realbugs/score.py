@@ -286,8 +286,10 @@ def describe(score: ToolScore, version: str) -> str:
     return f"{word}{marker} {shown}{severity}"
 
 
-def _by_line(text: str) -> int:
-    return int(text.rsplit("@", 1)[1])
+def _by_line(text: str) -> tuple[int, str]:
+    """`GATE101@1715` sorts by line, then code: the cell reads the same on every run."""
+    code, _, line = text.rpartition("@")
+    return int(line), code
 
 
 def totals(scores: Sequence[ToolScore]) -> dict[str, int]:
