@@ -1180,10 +1180,10 @@ def _locals_holding(
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
-        if isinstance(target, ast.Name) and _self_attribute(value) in made:
-            held.setdefault(target.id, set()).add(_self_attribute(value))  # type: ignore[arg-type]
-        elif isinstance(value, ast.Name) and _self_attribute(target) in made:
-            held.setdefault(value.id, set()).add(_self_attribute(target))  # type: ignore[arg-type]
+        if isinstance(target, ast.Name) and (attribute := _self_attribute(value)) in made:
+            held.setdefault(target.id, set()).add(attribute)  # type: ignore[arg-type]
+        elif isinstance(value, ast.Name) and (attribute := _self_attribute(target)) in made:
+            held.setdefault(value.id, set()).add(attribute)  # type: ignore[arg-type]
     return held
 
 

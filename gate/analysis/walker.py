@@ -90,7 +90,6 @@ class Project(Protocol):
         (Async)ExitStack?"""
 
 
-# Wrappers that run the function passed as an argument: (final name, index of that argument).
 # Awaits whose work runs on when the awaiting task is cancelled: `asyncio.wait(tasks)` stops
 # waiting but never cancels the tasks it waits on
 TASK_WAITS = frozenset({"asyncio.wait"})
@@ -779,11 +778,9 @@ class _RegionWalker:
         if step is None and marked:
             step = self.code(small), Consequence.LOSES_WORK, None
         if step is not None:
-            self.add_step(small, step[0], step[1], _outside_arguments(points, step[2]), found)
-            if step[2] is not None:
-                self.steps[-1] = dataclasses.replace(
-                    self.steps[-1], acts_on=_argument_names(step[2])
-                )
+            acts_on = _argument_names(step[2]) if step[2] is not None else ""
+            points = _outside_arguments(points, step[2])
+            self.add_step(small, step[0], step[1], points, found, acts_on)
 
     def add_step(
         self,
@@ -792,6 +789,7 @@ class _RegionWalker:
         consequence: Consequence,
         points: list[InterruptPoint],
         found: Collected,
+        acts_on: str = "",
     ) -> None:
         self.steps.append(
             CriticalStep(
@@ -809,6 +807,7 @@ class _RegionWalker:
                 ),
                 ends_region=id(small) in self.ending,
                 reasserted=self.reasserted() if self.reasserts else (),
+                acts_on=acts_on,
             )
         )
 
@@ -1101,9 +1100,10 @@ class _RegionWalker:
         return step.consequence
 
     def _in_process(self, step: CriticalStep) -> bool:
-        """Does the step name nothing outside the process (and close no exit stack)?"""
+        """Does the step name nothing outside the process, by its label or the names it is
+        passed, and close no exit stack?"""
         external = self.vocabulary.external
-        if external(step.label) or (step.acts_on and external(step.acts_on)):
+        if external(step.label) or external(step.acts_on):
             return False
         return step.label not in self.stack_closes
 
