@@ -278,3 +278,28 @@ class ContainerServer:
     async def __aexit__(self, exc_type, exc, tb):
         # ok: unguarded-cleanup-await
         await self.stop()
+
+
+class JsonStream:
+    def __init__(self, response):
+        self._response = response
+
+    async def aclose_stream(self):
+        self._response.close()  # nothing awaited: a cancel cannot land in it
+
+
+class Events:
+    # `self._stream` is made by a factory method that returns a JsonStream, whose close never
+    # suspends: there is nothing to cut short (aiodocker's DockerEvents).
+    def _open(self, response):
+        stream = JsonStream(response)
+        return stream
+
+    async def run(self, response):
+        self._stream = self._open(response)
+        try:
+            async for event in self._stream:
+                await self.dispatch(event)
+        finally:
+            # ok: unguarded-cleanup-await
+            await self._stream.aclose_stream()

@@ -1467,3 +1467,53 @@ def test_super_calls_resolve_to_the_base_method(
     write(in_tmp / "remote.py", SUPER_CLOSE.format(body=body))
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", ".")}
     assert (("GATE100", 12) in found) is reported
+
+
+FACTORIES = {
+    # a factory whose `return` makes the class
+    "made": "def open_stream(response):\n    stream = Stream(response)\n    return stream\n",
+    # a factory whose return annotation names the class
+    "annotated": "def open_stream(response) -> Stream:\n    return make(Stream, response)\n",
+}
+STREAMS = """\
+class Stream:
+    def __init__(self, response):
+        self._response = response
+
+    async def aclose_stream(self):
+        self._response.close()
+
+
+def make(cls, response):
+    return cls(response)
+
+
+{factory}"""
+EVENTS = """\
+from pkg.streams import open_stream
+
+
+class Events:
+    async def run(self, response):
+        self._stream = open_stream(response)
+        try:
+            await self.dispatch()
+        finally:
+            await self._stream.aclose_stream()
+            self.write_result()
+"""
+
+
+@pytest.mark.parametrize("factory", sorted(FACTORIES))
+def test_a_name_a_project_factory_made_holds_the_class_it_returns(
+    in_tmp: Path, capsys, factory: str
+) -> None:
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "streams.py", STREAMS.format(factory=FACTORIES[factory]))
+    write(in_tmp / "pkg" / "events.py", EVENTS)
+    # Stream.aclose_stream never suspends: nothing is cut short and nothing after it skipped
+    assert [f for f in _findings(capsys, "--no-cache", "pkg") if f[0].startswith("GATE1")] == []
+    # a factory the project cannot read says nothing of what its name holds
+    write(in_tmp / "pkg" / "streams.py", STREAMS.format(factory="from lib import open_stream\n"))
+    found = _findings(capsys, "--no-cache", "pkg")
+    assert ("GATE101", 10, "warning") in found and ("GATE100", 11, "error") in found

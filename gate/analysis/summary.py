@@ -606,6 +606,9 @@ class _ModuleWalk:
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
+        returned = _returned_class(node, qualname, self.types)
+        if returned is not None:
+            self.types[(qualname, RETURNED)] = returned
         if owner is None:
             return
         returned = _property_class(node)
@@ -626,6 +629,46 @@ def _property_class(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | N
     if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
         return None
     return _annotated_class(function.returns)
+
+
+# The name under which a function's recorded types keep the class it returns (no identifier
+# can clash with it): what a name made by calling the function holds
+RETURNED = "<return>"
+
+
+def _returned_class(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    types: Mapping[tuple[str, str], str],
+) -> str | None:
+    """The class a function returns, as written in it: its return annotation's (`->
+    Connection`), else the one class every `return` of its own body makes (`return
+    Result(...)`, or a local made so)."""
+    annotated = _annotated_class(function.returns)
+    if annotated is not None:
+        return annotated
+    made = {_made_by(node.value, qualname, types) for node in _own_returns(function)}
+    return made.pop() if len(made) == 1 else None
+
+
+def _made_by(
+    value: ast.expr | None, qualname: str, types: Mapping[tuple[str, str], str]
+) -> str | None:
+    if isinstance(value, ast.Name):
+        return types.get((qualname, value.id))
+    return _called(value)
+
+
+def _own_returns(node: ast.AST) -> Iterator[ast.Return]:
+    """The `return` statements of a function's own body, not of the functions it defines."""
+    for child in child_statements(node):
+        if isinstance(child, ast.Return):
+            yield child
+        elif type(child) in HOLDS_STATEMENTS and not isinstance(child, _DEFINITIONS):
+            yield from _own_returns(child)
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _self_annotation(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -2129,7 +2172,9 @@ class ProjectIndex:
         """The class a recorded type names, as written in `scope`: a class, or an attribute of
         one (`Services::chats`, the class its annotation or constructor gives)."""
         if ATTRIBUTE_OF not in made:
-            return self._class(module, _nearest(module, scope, made))
+            return self._class(module, _nearest(module, scope, made)) or self._returned(
+                module, made, scope
+            )
         holder, _, attribute = made.partition(ATTRIBUTE_OF)
         located = self._class(module, _nearest(module, scope, holder))
         if located is None:
@@ -2139,6 +2184,40 @@ class ProjectIndex:
         if not inner or ATTRIBUTE_OF in inner:
             return None
         return self._class(home, _nearest(home, cls, inner))
+
+    def _returned(
+        self, module: ModuleSummary, called: str, scope: str
+    ) -> tuple[ModuleSummary, str] | None:
+        """The class a project function called as `called` in `scope` returns (`json_stream =
+        json_stream_stream(response)`, a factory that returns a `_JsonStreamResult(...)`): a
+        function of the module, a method of the scope's class (`self._connect()`), or an
+        imported one."""
+        located = self._function_named(module, called, scope)
+        if located is None:
+            return None
+        home, qualname = located
+        returned = home.types[(qualname, RETURNED)]
+        return self._class(home, _nearest(home, qualname, returned))
+
+    def _function_named(
+        self, module: ModuleSummary, called: str, scope: str
+    ) -> tuple[ModuleSummary, str] | None:
+        """Where a function with a recorded return is defined: (its module, its qualname)."""
+        receiver, _, name = called.rpartition(".")
+        if receiver in ("self", "cls") and (f"{scope}.{name}", RETURNED) in module.types:
+            return module, f"{scope}.{name}"
+        if (called, RETURNED) in module.types:
+            return module, called
+        parts = called.split(".")
+        if parts[0] not in module.imports:
+            return None
+        target = ".".join([module.imports[parts[0]], *parts[1:]]).split(".")
+        for cut in range(len(target) - 1, 0, -1):
+            other = self.module(".".join(target[:cut]))
+            if other is not None:
+                qualname = ".".join(target[cut:])
+                return (other, qualname) if (qualname, RETURNED) in other.types else None
+        return None
 
     def _target(self, target: str, depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
         """A dotted name: the longest prefix that is a module, then a function or a method in
