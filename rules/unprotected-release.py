@@ -117,3 +117,24 @@ async def register(registry, entry):
         raise
     # ok: unprotected-release
     pruned.close()
+
+
+async def replace_container(containers, name, config):
+    # found on real code: what a lookup returns exists apart from the function; deleting it is
+    # the function's own work, and a cancel before the delete leaves nothing behind that the
+    # function made
+    container = await containers.get(name)
+    await container.stop()
+    # ok: unprotected-release
+    await container.delete()
+    return await containers.create(config, name=name)
+
+
+async def read_logs(session, url):
+    # a looked-up value the function must give back is still a release: a response holds a
+    # pooled connection until it is released
+    response = await session.get(url)
+    body = await response.read()
+    # ruleid: unprotected-release
+    response.release()
+    return body

@@ -13,7 +13,7 @@ import libcst as cst
 from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
 from gate.analysis.cstwalk import descendants, walk
 from gate.analysis.facts import UnprotectedRelease
-from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.vocabulary import Vocabulary, gives_back, looks_up
 from gate.analysis.walker import _unconditional_raise, dotted_name, final_name
 
 if TYPE_CHECKING:
@@ -66,6 +66,9 @@ class _Acquired:
     order: int
     loops: tuple[int, ...]
     node: cst.CSTNode
+    # a lookup (`container = await self.get(name)`) of what exists apart from the function: it
+    # may close or release it, but leaves nothing behind by not destroying it
+    lookup: bool = False
 
 
 @dataclass(frozen=True)
@@ -275,7 +278,11 @@ class _Flow:
         for target in original_node.targets:
             name = target.target.value if isinstance(target.target, cst.Name) else None
             if name in self.holders and name not in self.acquired:
-                self.acquired[name] = _Acquired(self._next(), tuple(self.loops), original_node)
+                awaited = original_node.value.expression
+                lookup = isinstance(awaited, cst.Call) and looks_up(final_name(awaited.func))
+                self.acquired[name] = _Acquired(
+                    self._next(), tuple(self.loops), original_node, lookup
+                )
 
     def visit_Call(self, node: cst.Call) -> None:
         order = self._next()
@@ -318,13 +325,24 @@ class _Flow:
     def unprotected(self) -> Iterator[tuple[_Release, _Acquired, list[_Await]]]:
         """Each release on the normal path, what it releases, and the awaits in between."""
         for release in self.releases:
-            acquired = self.acquired.get(release.root)
-            if acquired is None or release.root in self.sheltered_roots:
+            acquired = self._released_by(release)
+            if acquired is None:
                 continue
             between = [w for w in self.awaits if _between(w, acquired, release)]
             between.sort(key=lambda point: point.order < acquired.order)  # this pass's first
             if between and acquired.order < release.order:
                 yield release, acquired, between
+
+    def _released_by(self, release: _Release) -> _Acquired | None:
+        """What a release on the normal path gives back, unless a `finally:` or handler
+        releases it too, or it destroys what the function only looked up (deleting that is the
+        function's own work)."""
+        acquired = self.acquired.get(release.root)
+        if acquired is None or release.root in self.sheltered_roots:
+            return None
+        if acquired.lookup and not gives_back(final_name(release.call.func) or ""):
+            return None
+        return acquired
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:

@@ -53,6 +53,27 @@ QUESTION_WORDS = frozenset(
     }
 )
 
+# First words of calls that look up what exists apart from the caller (`await self.get(name)`,
+# `await store.get_metadata(id)`): the value is the caller's to close or release, not to destroy.
+# A function that deletes what it looked up is the delete itself, not a release of an acquisition.
+LOOKUP_WORDS = frozenset({"get", "find", "lookup", "query", "search", "fetch", "load", "read"})
+
+# Words of steps that give back what was acquired rather than destroy it
+GIVING_BACK_WORDS = frozenset({"close", "aclose", "release", "disconnect"})
+
+
+def looks_up(name: str | None) -> bool:
+    """Does a call of this name look something up (`get_app_conversation`)?"""
+    words = name_words(name) if name else ()
+    return bool(words) and words[0] in LOOKUP_WORDS
+
+
+def gives_back(name: str) -> bool:
+    """Does a step of this name give back what was acquired (close, release), rather than
+    destroy it (delete, kill, remove)?"""
+    return any(word in GIVING_BACK_FORMS for word in name_words(name))
+
+
 # Receiver words that name something living outside the process: closing it is not best effort.
 EXTERNAL_WORDS = frozenset(
     {
@@ -265,6 +286,7 @@ def inflections(word: str) -> set[str]:
 CLOSING_FORMS = frozenset(form for word in CLOSING_WORDS for form in inflections(word))
 LEADING_ONLY_FORMS = frozenset(form for word in LEADING_ONLY for form in inflections(word))
 DATA_FORMS = frozenset(form for word in DATA_WORDS for form in inflections(word))
+GIVING_BACK_FORMS = frozenset(form for word in GIVING_BACK_WORDS for form in inflections(word))
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,12 @@ Only method calls count as releases (`conn.close()`, `pool.release(conn)`): a pl
 handed the value (`cleanup_images(project)`) often acts on something else. Only values bound by
 `name = await ...` in the same function, the containers it appends them
 to and their items are followed; a release done by the caller, by a context manager, or by an
-object that took ownership is not seen. An awaited release in a `finally:` still needs its
-interrupt held (skippable-teardown-step, unguarded-cleanup-await).
+object that took ownership is not seen. A value looked up (`await self.get(name)`, `await
+store.get_metadata(id)`: a call whose name starts with get, find, lookup, query, search, fetch,
+load or read) exists apart from the function: only closing or releasing it counts, and a function
+that deletes what it looked up is the delete itself, not a release (judged on real code: delete
+routes of a web service and a container's create-or-replace). An awaited release in a
+`finally:` still needs its interrupt held (skippable-teardown-step, unguarded-cleanup-await).
 
 ## Severity
 {teardown-severity}
