@@ -240,3 +240,18 @@ class HelperWhoseCallerReraisesAnError:
         except BaseException:
             await self._stop_ignoring_cancellation(asyncio.ensure_future(self.stop()))
             raise
+
+
+class BackgroundExecutor:
+    # The `try` cannot suspend: the CancelledError its handler catches is the one
+    # `task.exception()` raises for a child task that was cancelled, never this task's own
+    # (langgraph's AsyncBackgroundExecutor.__aexit__)
+    async def __aexit__(self, exc_type, exc, tb):
+        await asyncio.wait(self.tasks)
+        for task in self.tasks:
+            try:
+                if error := task.exception():
+                    raise error
+            # ok: cancellation-swallowed
+            except asyncio.CancelledError:
+                pass

@@ -1030,7 +1030,9 @@ class _RegionWalker:
                 self.walk_suite(block)  # type: ignore[arg-type]
                 del self.enclosures[len(self.enclosures) - len(added) :]
             elif isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
-                if index == cancel_handler_index(statement):
+                # a `try` whose body cannot suspend cannot catch its task's cancel: what its
+                # handler catches is another's (`task.exception()` of a cancelled task)
+                if index == cancel_handler_index(statement) and _can_suspend(statement.body):
                     reraised = any(self.raise_after)
                     self.cancel_handlers.append(
                         CancelHandler(
@@ -1169,6 +1171,20 @@ class Snippet:
     module: cst.Module
     function: cst.FunctionDef
     line_offset: int
+
+
+def _can_suspend(block: cst.CSTNode) -> bool:
+    """Is there an `await`, `async for` or `async with` in the block, outside the functions and
+    classes it defines?"""
+    pending = [block]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            continue  # its own code
+        if isinstance(node, cst.Await) or getattr(node, "asynchronous", None) is not None:
+            return True
+        pending.extend(node.children)
+    return False
 
 
 def _error_position(error: cst.ParserSyntaxError) -> tuple[int, int]:

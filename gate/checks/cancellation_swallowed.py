@@ -57,7 +57,10 @@ cancel is delayed rather than lost.
 ## Known problems
 Only handlers inside a teardown region are checked: a worker loop's top-level
 `except CancelledError: pass` is a choice this rule does not judge. A flag counts as kept when it
-is read anywhere else in the function, even if it is never acted on.
+is read anywhere else in the function, even if it is never acted on. A handler of a `try` whose
+body cannot suspend (no `await`, `async for` or `async with`) is not checked: a cancel is
+delivered only where a task suspends, so what it catches is another's (`task.exception()` of a
+cancelled child task).
 
 ## Fix
 `gate check --fix` makes the handler keep what it caught (`except asyncio.CancelledError as
