@@ -303,7 +303,7 @@ def _parse(data: bytes, path: str, findings: list[Finding]) -> ast.Module | None
             warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not gate's to print
             return compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError) as error:
-        findings.append(syntax_error.finding(path, error))
+        findings.append(syntax_error.finding(path, error, data))
     except RecursionError:
         message = "gate could not analyse this file: nested too deeply"
         findings.append(analysis_skipped.finding(path, message))

@@ -134,6 +134,15 @@ def test_syntax_error_is_a_finding(in_tmp: Path, capsys) -> None:
     assert "fine.py:6:9: GATE100" in out
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the syntax parses on 3.12 and later")
+def test_syntax_newer_than_gates_python_says_so(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "newer.py", "type Names = list[str]\n")
+    code, out, _ = run(capsys, "check")
+    assert code == 1
+    assert "newer.py:1:" in out and "GATE900 syntax error" in out
+    assert "libcst's newer grammar parses the file" in out
+
+
 def test_non_utf8_and_empty_files(in_tmp: Path, capsys) -> None:
     (in_tmp / "latin.py").write_bytes(b"name = '\xe9t\xe9'\n")
     (in_tmp / "declared.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9t\xe9'\n")
