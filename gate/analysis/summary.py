@@ -1718,9 +1718,9 @@ class ProjectIndex:
         """Does every place in the project that may run this async function shield it (a
         shielded scope around the await, `asyncio.shield(...)`, or a caller that is itself
         shielded by every caller)? False when nothing in the project runs it: its callers are
-        elsewhere. Only names that some shielded call in the project has are resolved (a warm
-        run asks this for every region): a function reached only through callers that are
-        shielded by their own callers is not recognised, which keeps its findings."""
+        elsewhere. Only names that some shielded call in the project has, or that functions of
+        such names await (three calls deep), are resolved: a warm run asks this for every
+        region."""
         target = module.functions.get(qualname)
         key = f"{module.module}:{qualname}"
         # no shielded call of that name anywhere: nothing to resolve
@@ -1779,13 +1779,18 @@ class ProjectIndex:
         return self._sites.get(name, [])
 
     def _shielded_names(self) -> frozenset[str]:
+        """The names some shielded call in the project has, and the names the functions of
+        those names await in turn, three calls deep (as deep as `shielded_by_callers` follows
+        callers): `_stop_timer`, awaited only from a `cleanup` every caller shields."""
         if self._shielded is None:
-            self._shielded = frozenset(
-                site.name
-                for module in self.modules.values()
-                for site in module.sites
-                if site.shielded
-            )
+            sites = [site for module in self.modules.values() for site in module.sites]
+            found = {site.name for site in sites if site.shielded}
+            for _ in range(3):
+                reached = _awaited_by(sites, found)
+                if reached <= found:
+                    break
+                found |= reached
+            self._shielded = frozenset(found)
         return self._shielded
 
     def _derives(
@@ -2297,6 +2302,15 @@ NEVER_SUSPENDING_MANAGERS = frozenset(
 # trio's and anyio's checkpoints that let other tasks run but never raise a cancellation
 # (`anyio.lowlevel.cancel_shielded_checkpoint()`): no cancel lands in them
 SHIELDED_CHECKPOINTS = frozenset({"cancel_shielded_checkpoint"})
+
+
+def _awaited_by(sites: list[CallSite], callers: set[str]) -> set[str]:
+    """The names the functions of these names await (in their own task)."""
+    return {
+        site.name
+        for site in sites
+        if site.task == SAME_TASK and site.caller.rpartition(".")[2] in callers
+    }
 
 
 def _silent(summary: FunctionSummary) -> bool:
