@@ -117,7 +117,9 @@ closes whatever was entered into it) is at stake, or when the finding is about c
 itself. A warning when:
 - the step is a best-effort close or stop of an in-process object (a socket, an HTTP session, a
   stream, a file, a task's `cancel()`, the client of a sandbox), a write to a network transport,
-  or an await of a project function whose own steps are all of that kind;
+  a step of a teardown method (`close`, `stop`, ...) that names nothing outside the process and
+  neither keeps data nor destroys something by its name (`self._save_state()` and `self.kill()`
+  stay errors), or an await of a project function whose own steps are all of that kind;
 - the file is test or example code (`tool.gate.teardown.test-paths`);
 - on asyncio, the region is entered only by the cancel itself (a cancellation handler, the
   `finally:` of a serve-forever loop, a hook that aiohttp's `run_app` runs after cancelling its

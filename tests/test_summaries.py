@@ -1517,3 +1517,38 @@ def test_a_name_a_project_factory_made_holds_the_class_it_returns(
     write(in_tmp / "pkg" / "streams.py", STREAMS.format(factory="from lib import open_stream\n"))
     found = _findings(capsys, "--no-cache", "pkg")
     assert ("GATE101", 10, "warning") in found and ("GATE100", 11, "error") in found
+
+
+KEPT_OR_DESTROYED = """\
+class Session:
+    async def close(self):
+        await self._stop_typing()
+        self._client.close()
+        self._save_state()
+        self.kill()
+        shutil.rmtree(self._workdir)
+
+
+async def serve(session):
+    try:
+        await session.run()
+    finally:
+        await session.close()
+"""
+
+
+def test_a_teardown_methods_steps_that_keep_data_or_destroy_are_a_loss(
+    in_tmp: Path, capsys
+) -> None:
+    """Judged on real code (nanobot's channels, dask's nanny and cluster): in a teardown method,
+    whose steps are best effort unless they name something outside the process, a step whose
+    name keeps data or destroys something is a loss whatever it acts on."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "session.py", KEPT_OR_DESTROYED)
+    found = {
+        (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
+    }
+    assert found[("GATE100", 4)] == "warning"  # a client's close: in-process
+    assert found[("GATE100", 5)] == "error"  # save
+    assert found[("GATE100", 6)] == "error"  # kill
+    assert found[("GATE100", 7)] == "error"  # rmtree

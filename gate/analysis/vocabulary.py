@@ -158,6 +158,19 @@ NETWORK_WORDS = frozenset(
 )
 
 
+# Words of steps that destroy something rather than close it: what they leave behind when
+# skipped (a process, a file) outlives the objects of the process. Not `delete`: judged on real
+# code, a client's delete of a key (`self.pool.delete(health_check_key)`) is mostly best effort.
+DESTROY_WORDS = frozenset({"kill", "terminate", "destroy", "rmtree", "unlink"})
+
+
+def keeps_or_destroys(name: str) -> bool:
+    """Does a step's name keep data (save, write, commit, ...) or destroy something (kill,
+    terminate, rmtree, ...)? Skipping it loses that data or leaves that thing behind, whatever
+    the name acts on."""
+    return any(word in KEEPS_OR_DESTROYS_FORMS for word in name_words(name))
+
+
 def _keeps_data(matched: tuple[str, ...]) -> bool:
     return any(word in DATA_FORMS for word in matched)
 
@@ -286,6 +299,9 @@ def inflections(word: str) -> set[str]:
 CLOSING_FORMS = frozenset(form for word in CLOSING_WORDS for form in inflections(word))
 LEADING_ONLY_FORMS = frozenset(form for word in LEADING_ONLY for form in inflections(word))
 DATA_FORMS = frozenset(form for word in DATA_WORDS for form in inflections(word))
+KEEPS_OR_DESTROYS_FORMS = frozenset(
+    form for word in DATA_WORDS | DESTROY_WORDS for form in inflections(word)
+)
 GIVING_BACK_FORMS = frozenset(form for word in GIVING_BACK_WORDS for form in inflections(word))
 
 

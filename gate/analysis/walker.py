@@ -55,6 +55,7 @@ from gate.analysis.vocabulary import (
     THREAD_WRAPPERS,
     Vocabulary,
     documents_best_effort,
+    keeps_or_destroys,
     names_exit_stack,
     reasserts_cancel,
 )
@@ -1103,9 +1104,12 @@ class _RegionWalker:
 
     def _in_process(self, step: CriticalStep) -> bool:
         """Does the step name nothing outside the process, by its label or the names it is
-        passed, and close no exit stack?"""
+        passed, close no exit stack, and neither keep data nor destroy something by its name
+        (`self._save_state()`, `self.kill()`, `shutil.rmtree(path)`)?"""
         external = self.vocabulary.external
         if external(step.label) or external(step.acts_on):
+            return False
+        if keeps_or_destroys(step.label.removesuffix("()").rpartition(".")[2]):
             return False
         return step.label not in self.stack_closes
 
