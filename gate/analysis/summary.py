@@ -60,6 +60,10 @@ class FunctionSummary:
     # await (None otherwise): it never suspends when none of them does, which the project
     # decides when it is looked up
     awaits: tuple[str, ...] | None = None
+    # the dotted names of the calls awaited where no handler holds the interrupt and no shield
+    # covers it, when every such suspension is an await of a call (None otherwise): it holds
+    # every interrupt when none of them suspends, which the project decides when it is looked up
+    unheld: tuple[str, ...] | None = None
     # its own steps, in source order: (the dotted name called, whether its name says it is
     # best effort); a `# gate: critical` line in its body is a step of no name
     own_steps: tuple[tuple[str, bool], ...] = ()
@@ -179,6 +183,9 @@ class _Walk:
     # whether a called name is a step's, remembered for the module being summarised
     step_names: dict[str, bool] = field(default_factory=dict)
     suspensions: list[_Context] = field(default_factory=list)
+    # per suspension that neither holds nor is shielded: the dotted name of the call it awaits
+    # (None for an `async with`, an `async for` or an await of no call)
+    unheld: list[str | None] = field(default_factory=list)
     exposed: bool = False  # an unguarded suspension was seen
     exposed_work: bool = False  # one that does more than wait (`event.wait()`, `task.join()`)
     after_exposed: bool = False  # a statement runs after an unguarded suspension
@@ -205,10 +212,12 @@ class _Walk:
             return True
         return self.steps > 0 and not self.cut
 
-    def suspend(self, context: _Context, waits: bool = False) -> None:
+    def suspend(self, context: _Context, waits: bool = False, call: ast.Call | None = None) -> None:
         """A suspension; `waits`: an await that only waits (`self._done.wait()`), whose cut
-        loses no work of this function's own."""
+        loses no work of this function's own; `call`: the call it awaits."""
         self.suspensions.append(context)
+        if not (context.holding or context.shielded):
+            self.unheld.append(dotted(call.func) if call is not None else None)
         if not (context.shielded or context.holding):
             self.exposed = True
             self.exposed_in.append(tuple(self.tries))
@@ -233,7 +242,7 @@ class _Walk:
                 if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
                     continue
                 call = child.value if isinstance(child.value, ast.Call) else None
-                self.suspend(context, call is not None and _loses_no_work(call))
+                self.suspend(context, call is not None and _loses_no_work(call), call)
                 if call is not None:
                     self.awaited.append((call, context.shielded))
             elif isinstance(child, ast.Call) and self._is_step(child):
@@ -399,6 +408,7 @@ def _summarised(
         steps_cut=walk.cut_later,
         best_effort=documents_best_effort(ast.get_docstring(function)),
         awaits=_awaited_calls(walk),
+        unheld=None if None in walk.unheld else tuple(sorted(set(walk.unheld))),  # type: ignore[arg-type]
         own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
         params=_parameters(function.args),
     )
@@ -1940,13 +1950,32 @@ class ProjectIndex:
         """What the functions a suspending function awaits add to its summary: it holds every
         interrupt, or is shielded, through them; its shield managers open shields or not."""
         changes: dict[str, object] = {}
-        if self._through_callees(home, summary, _holds):
+        if self._through_callees(home, summary, _holds) or self._held_but_silent(home, summary):
             changes["holds"] = True
         if self._through_callees(home, summary, _shielded):
             changes.update(shielded=True, cut_safe=True)
         elif summary.shielded and summary.shield_managers:
             changes.update(shielded=self._opens_shields(home, summary), shield_managers=())
         return changes
+
+    def _held_but_silent(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Does none of the awaits that a function's handlers do not hold suspend, while the
+        others are held (`await self._stream._close()` of a close with no await, before a
+        cancel-then-await whose `except CancelledError: pass` keeps what lands there)? Then it
+        holds every interrupt."""
+        if summary.holds or not summary.unheld:
+            return False
+        located = self._qualname_of(home, summary)
+        if located is None:
+            return False
+        for call in summary.unheld:
+            found = self._function(home, *located, call)
+            if found is None:
+                if not _library_never_suspends(home, call):
+                    return False
+            elif not self._never_suspends_at_all(*found):
+                return False
+        return True
 
     def _opens_shields(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does every context manager the function relies on for its shield open one?"""
