@@ -332,3 +332,11 @@ class Events:
         finally:
             # ok: unguarded-cleanup-await
             await self._stream.aclose_stream()
+
+    async def replay(self, response):
+        stream = self._open(response)  # a local made by the factory method: a JsonStream too
+        try:
+            await self.dispatch(stream)
+        finally:
+            # ok: unguarded-cleanup-await
+            await stream.aclose_stream()

@@ -1474,6 +1474,8 @@ FACTORIES = {
     "made": "def open_stream(response):\n    stream = Stream(response)\n    return stream\n",
     # a factory whose return annotation names the class
     "annotated": "def open_stream(response) -> Stream:\n    return make(Stream, response)\n",
+    # the annotation names an instance of a generic class
+    "generic": "def open_stream(response) -> Stream[bytes]:\n    return make(Stream, response)\n",
 }
 STREAMS = """\
 class Stream:

@@ -654,7 +654,10 @@ def _returned_class(
     """The class a function returns, as written in it: its return annotation's (`->
     Connection`), else the one class every `return` of its own body makes (`return
     Result(...)`, or a local made so)."""
-    annotated = _annotated_class(function.returns)
+    returns = function.returns
+    if isinstance(returns, ast.Subscript) and _final(returns.value) != "Optional":
+        return dotted(returns.value)  # `-> AgentStream[Deps, T]`, an instance of a generic class
+    annotated = _annotated_class(returns)
     if annotated is not None:
         return annotated
     made = {_made_by(node.value, qualname, types) for node in _own_returns(function)}
@@ -2238,8 +2241,11 @@ class ProjectIndex:
     ) -> tuple[ModuleSummary, str] | None:
         """Where a function with a recorded return is defined: (its module, its qualname)."""
         receiver, _, name = called.rpartition(".")
-        if receiver in ("self", "cls") and (f"{scope}.{name}", RETURNED) in module.types:
-            return module, f"{scope}.{name}"
+        if receiver in ("self", "cls"):
+            # the scope is the class of an attribute, or the method of a local
+            for owner in (scope, scope.rpartition(".")[0]):
+                if (f"{owner}.{name}", RETURNED) in module.types:
+                    return module, f"{owner}.{name}"
         if (called, RETURNED) in module.types:
             return module, called
         parts = called.split(".")
