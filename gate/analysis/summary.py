@@ -216,9 +216,8 @@ class _Walk:
         """A suspension; `waits`: an await that only waits (`self._done.wait()`), whose cut
         loses no work of this function's own; `call`: the call it awaits."""
         self.suspensions.append(context)
-        if not (context.holding or context.shielded):
-            self.unheld.append(dotted(call.func) if call is not None else None)
         if not (context.shielded or context.holding):
+            self.unheld.append(dotted(call.func) if call is not None else None)
             self.exposed = True
             self.exposed_in.append(tuple(self.tries))
             self.exposed_work = self.exposed_work or not waits
@@ -1968,17 +1967,9 @@ class ProjectIndex:
         holds every interrupt."""
         if summary.holds or not summary.unheld:
             return False
-        located = self._qualname_of(home, summary)
-        if located is None:
-            return False
-        for call in summary.unheld:
-            found = self._function(home, *located, call)
-            if found is None:
-                if not _library_never_suspends(home, call):
-                    return False
-            elif not self._never_suspends_at_all(*found):
-                return False
-        return True
+        return self._each_call(
+            home, summary, summary.unheld, lambda found: self._never_suspends_at_all(*found)
+        )
 
     def _opens_shields(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does every context manager the function relies on for its shield open one?"""
@@ -2111,15 +2102,31 @@ class ProjectIndex:
             return True
         if summary.awaits is None or depth > 3:
             return False
+        return self._each_call(
+            home,
+            summary,
+            summary.awaits,
+            lambda found: self._through_awaits(*found, depth + 1, settled),
+        )
+
+    def _each_call(
+        self,
+        home: ModuleSummary,
+        summary: FunctionSummary,
+        calls: tuple[str, ...],
+        settled: Callable[[tuple[ModuleSummary, FunctionSummary]], bool],
+    ) -> bool:
+        """Is `settled` true of the project function each of these calls of a function runs,
+        or, for a call the project does not define, does the library say it never suspends?"""
         located = self._qualname_of(home, summary)
         if located is None:
             return False
-        for call in summary.awaits:
+        for call in calls:
             found = self._function(home, *located, call)
             if found is None:
                 if not _library_never_suspends(home, call):
                     return False
-            elif not self._through_awaits(*found, depth + 1, settled):
+            elif not settled(found):
                 return False
         return True
 
