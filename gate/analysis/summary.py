@@ -2255,16 +2255,10 @@ class ProjectIndex:
                     return module, f"{owner}.{name}"
         if (called, RETURNED) in module.types:
             return module, called
-        parts = called.split(".")
-        if parts[0] not in module.imports:
+        imported = self._imported(module, called)
+        if imported is None or (imported[1], RETURNED) not in imported[0].types:
             return None
-        target = ".".join([module.imports[parts[0]], *parts[1:]]).split(".")
-        for cut in range(len(target) - 1, 0, -1):
-            other = self.module(".".join(target[:cut]))
-            if other is not None:
-                qualname = ".".join(target[cut:])
-                return (other, qualname) if (qualname, RETURNED) in other.types else None
-        return None
+        return imported
 
     def _target(self, target: str, depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
         """A dotted name: the longest prefix that is a module, then a function or a method in
@@ -2322,6 +2316,14 @@ class ProjectIndex:
         """Where a class named in `module` is defined: (its module, its qualname)."""
         if name in module.classes:
             return module, name
+        imported = self._imported(module, name)
+        if imported is None or imported[1] not in imported[0].classes:
+            return None
+        return imported
+
+    def _imported(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, str] | None:
+        """What a dotted name that starts with one of `module`'s imports names in the project:
+        the longest prefix of its target that is a project module, and the qualname after it."""
         parts = name.split(".")
         if parts[0] not in module.imports:
             return None
@@ -2329,8 +2331,7 @@ class ProjectIndex:
         for cut in range(len(target) - 1, 0, -1):
             other = self.module(".".join(target[:cut]))
             if other is not None:
-                qualname = ".".join(target[cut:])
-                return (other, qualname) if qualname in other.classes else None
+                return other, ".".join(target[cut:])
         return None
 
 
