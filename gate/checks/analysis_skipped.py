@@ -3,12 +3,15 @@
 ## What it does
 Warns when Python parses a file but libcst, the parser the teardown rules run on, rejects an async
 function that can hold a teardown region (libcst is handed only those functions). The file's
-teardown code was not checked; its complexity still was.
+teardown code was not checked; its complexity still was. Also warns when the Python that runs
+gate cannot parse a file that libcst's newer grammar accepts (a 3.12 f-string checked on 3.11):
+the file is valid in a newer Python, and none of gate's rules checked it.
 
 ## Why is this bad?
 It is not a bug in your code: libcst does not accept every valid program (a parenthesized
 annotated target such as `(x): int = 1` is one known case). It is reported so that a file does not
-silently escape the teardown rules.
+silently escape the teardown rules. Code newer than the Python running gate is checked by running
+gate on that Python.
 
 ## Example
 ```python
@@ -51,7 +54,7 @@ def finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
 RULE = Rule(
     code="GATE902",
     name="analysis-skipped",
-    summary="libcst could not parse valid code, so its teardown code was not checked",
+    summary="A parser gate runs on rejected valid code, so part of the file was not checked",
     family=Family.FILE,
     severity=Severity.WARNING,
     doc=__doc__ or "",

@@ -22,9 +22,10 @@ async def run(self):
 ```
 
 ## Known problems
-The parse uses the Python that runs gate: syntax newer than that Python (a 3.12 f-string checked
-on 3.11) is reported as a syntax error. When libcst's grammar, which knows newer Python, parses
-the file, the message says so. Run gate on the newest Python your code targets.
+The parse uses the Python that runs gate. Syntax newer than that Python (a 3.12 f-string checked
+on 3.11) that libcst's grammar, which knows newer Python, accepts is not reported here: the file is
+valid in a newer Python, so gate reports GATE902 analysis-skipped, a warning, instead. Run gate on
+the newest Python your code targets to check such files.
 
 ## Options
 None; this finding cannot be switched off by `--ignore`, only with `--exit-zero`.
@@ -34,21 +35,26 @@ from __future__ import annotations
 
 import sys
 
+from gate.checks import analysis_skipped
 from gate.model import Family, Finding, Location, Severity
 from gate.rule import Rule
 
 
 def finding(path: str, error: Exception, data: bytes | None = None) -> Finding:
-    """The finding for a file `compile()` rejected with `error` (SyntaxError or ValueError);
-    with the file's bytes, a syntax error libcst's grammar (which knows newer Python than the
-    one running gate may) accepts says so."""
+    """The finding for a file `compile()` rejected with `error` (SyntaxError or ValueError).
+    With the file's bytes, a syntax error that libcst's grammar (which knows newer Python than
+    the one running gate may) accepts is a GATE902 warning: valid code gate could not check."""
     if isinstance(error, SyntaxError):
         line, column, message = error.lineno or 1, error.offset or 1, error.msg
         if data is not None and _newer_grammar_parses(data):
-            message += (
-                f" (on Python {sys.version_info.major}.{sys.version_info.minor}, which runs "
-                "gate; libcst's newer grammar parses the file: if the project targets a newer "
-                "Python, run gate on it)"
+            running = f"{sys.version_info.major}.{sys.version_info.minor}"
+            return analysis_skipped.finding(
+                path,
+                f"gate could not analyse this file: Python {running}, which runs gate, cannot "
+                f"parse it ({message}), but libcst's newer grammar does, so it is valid in a "
+                "newer Python: run gate on the newest Python the project targets",
+                line,
+                column,
             )
     else:
         line, column, message = 1, 1, str(error)
