@@ -24,7 +24,7 @@ async def run(self):
 ## Known problems
 The parse uses the Python that runs gate. Syntax newer than that Python (a 3.12 f-string checked
 on 3.11) that libcst's grammar, which knows newer Python, accepts is not reported here: the file is
-valid in a newer Python, so gate reports GATE902 analysis-skipped, a warning, instead. Run gate on
+valid in a newer Python, so gate reports analysis-skipped, a warning, instead. Run gate on
 the newest Python your code targets to check such files.
 
 ## Options
@@ -43,7 +43,8 @@ from gate.rule import Rule
 def finding(path: str, error: Exception, data: bytes | None = None) -> Finding:
     """The finding for a file `compile()` rejected with `error` (SyntaxError or ValueError).
     With the file's bytes, a syntax error that libcst's grammar (which knows newer Python than
-    the one running gate may) accepts is a GATE902 warning: valid code gate could not check."""
+    the one running gate may) accepts is an analysis-skipped warning: valid code gate could not
+    check."""
     if isinstance(error, SyntaxError):
         line, column, message = error.lineno or 1, error.offset or 1, error.msg
         if data is not None and _newer_grammar_parses(data):
