@@ -302,8 +302,13 @@ def _parse(data: bytes, path: str, findings: list[Finding]) -> ast.Module | None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not gate's to print
             return compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        findings.append(syntax_error.finding(path, error, data))
+    except SyntaxError as error:
+        if analysis_skipped.newer_grammar_parses(data):  # valid in a newer Python
+            findings.append(analysis_skipped.newer_python(path, error))
+        else:
+            findings.append(syntax_error.finding(path, error))
+    except ValueError as error:
+        findings.append(syntax_error.finding(path, error))
     except RecursionError:
         message = "gate could not analyse this file: nested too deeply"
         findings.append(analysis_skipped.finding(path, message))

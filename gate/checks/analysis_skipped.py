@@ -42,6 +42,8 @@ None.
 
 from __future__ import annotations
 
+import sys
+
 from gate.model import Family, Finding, Location, Severity
 from gate.rule import Rule
 
@@ -49,6 +51,34 @@ from gate.rule import Rule
 def finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
     """The warning that part of a file was not analysed, and why (`message`)."""
     return RULE.finding(Location(path, line, max(column, 1)), message, "analysis-skipped")
+
+
+def newer_python(path: str, error: SyntaxError) -> Finding:
+    """The warning for a file the Python running gate rejects with `error` that libcst's newer
+    grammar parses (`newer_grammar_parses`): valid code in a newer Python, which gate did not
+    check."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    message = (
+        f"gate could not analyse this file: Python {running}, which runs gate, cannot parse it "
+        f"({error.msg}), but libcst's newer grammar does, so it is valid in a newer Python: run "
+        "gate on the newest Python the project targets"
+    )
+    return finding(path, message, error.lineno or 1, error.offset or 1)
+
+
+def newer_grammar_parses(data: bytes) -> bool:
+    """Does libcst parse the source? Only asked of a file this Python rejected, on a Python
+    older than the newest libcst knows (3.13): f-strings with backslashes or nested quotes
+    (3.12), `type X = ...` and generic classes (3.12) fail here and parse there."""
+    if sys.version_info >= (3, 13):
+        return False
+    import libcst as cst  # loaded only for a file that does not parse
+
+    try:
+        cst.parse_module(data)
+    except Exception:  # any failure means libcst rejects it too
+        return False
+    return True
 
 
 RULE = Rule(
