@@ -182,6 +182,32 @@ def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     assert found[("GATE100", 10)] == "warning"  # its name says best effort
 
 
+RELEASED_OBJECT = """\
+async def run(job, lock):
+    try:
+        await job.evaluate()
+    finally:
+        await job.post_run()
+        await job.response.release()
+        await job.release_chunked_response()
+        lock.release()
+"""
+
+
+def test_what_a_release_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
+    """Judged on real code: an HTTP response's own release gives its connection back to a pool
+    of this process (aiodocker's log stream); a function named for the response it releases may
+    release it in a sandbox (inspect_ai's chunked JSON-RPC transport); a lock outlives the task."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "job.py", RELEASED_OBJECT)
+    found = {
+        (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
+    }
+    assert found[("GATE100", 6)] == "warning"  # job.response.release(): in-process
+    assert found[("GATE100", 7)] == "error"  # release_chunked_response(): anywhere
+    assert found[("GATE100", 8)] == "error"  # lock.release()
+
+
 PASSED_OBJECT = """\
 class Deployment:
     async def stop(self):

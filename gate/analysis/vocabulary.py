@@ -197,11 +197,14 @@ def _said_cost(
     when its name says so (`_delete_cache_best_effort()`) or it closes an in-process object
     (`sandbox.client.aclose()` closes a client); a loss when it is passed something outside the
     process (`ecs.stop_task(cluster=self._cluster_arn)`) or closes an exit stack, which closes
-    whatever was entered into it."""
+    whatever was entered into it. An in-process object's own release (`response.release()`) is
+    best effort too."""
     if _says_best_effort(name):
         return Consequence.BEST_EFFORT
     if _names_external(acts_on):
         return Consequence.LOSES_WORK
+    if _releases_in_process(name, receiver):
+        return Consequence.BEST_EFFORT
     if not _closes(matched):
         return None
     if exit_stack or names_exit_stack(receiver):
@@ -209,6 +212,15 @@ def _said_cost(
     if _closed_object(name, matched, receiver) in IN_PROCESS_WORDS:
         return Consequence.BEST_EFFORT
     return None
+
+
+def _releases_in_process(name: str, receiver: str | None) -> bool:
+    """Is this an in-process object's own release (`self.response.release()`), which gives what
+    it holds back to this process (a connection to its pool)? Only the object's own `release`
+    method: a function named for what it releases (`_release_chunked_response(handle)`) may
+    release it anywhere, a sandbox included."""
+    last = name_words(receiver.rsplit(".", 1)[-1]) if receiver else ()
+    return name_words(name) == ("release",) and bool(last) and last[-1] in IN_PROCESS_WORDS
 
 
 def _closes(matched: tuple[str, ...]) -> bool:
