@@ -136,6 +136,7 @@ def _dump_summary(summary: ModuleSummary | None) -> tuple[Any, ...] | None:
         tuple(summary.types.items()),
         tuple((*site[:-1], tuple(site.arguments)) for site in summary.sites),
         tuple(sorted(summary.queues)),
+        tuple(sorted(summary.stubs)),
     )
 
 
@@ -156,6 +157,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         steps_best_effort,
         routes_signals,
         params,
+        requires,
+        completes,
     ) = row
     return FunctionSummary(
         suspends,
@@ -171,6 +174,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         steps_best_effort,
         routes_signals,
         tuple(params),
+        requires,
+        completes,
     )
 
 
@@ -185,7 +190,7 @@ def _load_answer(row: Any) -> FunctionSummary | bool | None:
 def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
     if row is None:
         return None
-    module, functions, classes, managers, imports, types, sites, queues = row
+    module, functions, classes, managers, imports, types, sites, queues, stubs = row
     return ModuleSummary(
         module,
         {name: _function(function) for name, function in functions},  # type: ignore[misc]
@@ -195,6 +200,7 @@ def _load_summary(row: tuple[Any, ...] | None) -> ModuleSummary | None:
         {tuple(key): made for key, made in types},
         tuple(CallSite(*site[:-1], tuple(map(tuple, site[-1]))) for site in sites),
         frozenset(tuple(queue) for queue in queues),
+        frozenset(stubs),
     )
 
 

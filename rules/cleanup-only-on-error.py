@@ -1,4 +1,5 @@
 # Annotated examples for GATE105 cleanup-only-on-error. Each marker applies to the next line.
+import abc
 import asyncio
 import logging
 
@@ -302,3 +303,123 @@ async def fetch_aborting(pool, url):
         # ruleid: cleanup-only-on-error
         conn.terminate(exc)
         raise
+
+
+class Updater:
+    # judged on real code (python-telegram-bot): shutdown() returns unless initialize() has
+    # finished, and initialize() sets that flag only once its work is done, so a cancel inside
+    # it leaves nothing for the handler to undo
+    async def __aenter__(self):
+        try:
+            await self.initialize()
+        except Exception:
+            # ok: cleanup-only-on-error
+            await self.shutdown()
+            raise
+        return self
+
+    async def initialize(self):
+        if self._initialized:
+            return
+        await self.bot.initialize()
+        self._initialized = True
+
+    async def shutdown(self):
+        if not self._initialized:
+            return
+        self.bot.close_pools()
+        self._initialized = False
+
+
+class Bot:
+    # the flag is set before the last await: a cancel at get_me() leaves it set, and the
+    # handler's shutdown() would have had work to do
+    async def __aenter__(self):
+        try:
+            await self.initialize()
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            await self.shutdown()
+            raise
+        return self
+
+    async def initialize(self):
+        if self._initialized:
+            return
+        await self.request.initialize()
+        self._initialized = True
+        await self.get_me()
+
+    async def shutdown(self):
+        if not self._initialized:
+            return
+        self.request.close_pools()
+        self._initialized = False
+
+
+class BaseRequest(abc.ABC):
+    # judged on real code (python-telegram-bot): an extension point is run through the
+    # implementations the project ships; HTTPXRequest.initialize() never suspends, so no cancel
+    # lands in the `try`
+    async def __aenter__(self):
+        try:
+            await self.initialize()
+        except Exception:
+            # ok: cleanup-only-on-error
+            await self.shutdown()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info):
+        # the shipped shutdown() never suspends: nothing to cut short
+        # ok: unguarded-cleanup-await
+        await self.shutdown()
+
+    @abc.abstractmethod
+    async def initialize(self): ...
+
+    @abc.abstractmethod
+    async def shutdown(self): ...
+
+
+class HTTPXRequest(BaseRequest):
+    async def initialize(self):
+        if self._client.is_closed:
+            self._client = self._build_client()
+
+    async def shutdown(self):
+        self._client.close_pools()
+
+
+class BaseProcessor(abc.ABC):
+    # one shipped implementation suspends: the cancel can land in the `try`
+    async def __aenter__(self):
+        try:
+            await self.initialize()
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            await self.shutdown()
+            raise
+        return self
+
+    @abc.abstractmethod
+    async def initialize(self): ...
+
+    @abc.abstractmethod
+    async def shutdown(self): ...
+
+
+class SimpleProcessor(BaseProcessor):
+    async def initialize(self):
+        pass
+
+    async def shutdown(self):
+        pass
+
+
+class RemoteProcessor(BaseProcessor):
+    async def initialize(self):
+        await self.connection.open()
+
+    async def shutdown(self):
+        self.connection.close_pools()

@@ -1580,3 +1580,120 @@ def test_a_teardown_methods_steps_that_keep_data_or_destroy_are_a_loss(
     assert found[("GATE100", 5)] == "error"  # save
     assert found[("GATE100", 6)] == "error"  # kill
     assert found[("GATE100", 7)] == "error"  # rmtree
+
+
+EXTENSION_POINT = """\
+import abc
+
+
+class BaseRequest(abc.ABC):
+    async def __aenter__(self):
+        try:
+            await self.initialize()
+        except Exception:
+            await self.shutdown()
+            raise
+        return self
+
+    @abc.abstractmethod
+    async def initialize(self): ...
+
+    @abc.abstractmethod
+    async def shutdown(self): ...
+"""
+
+IMPLEMENTATION = """\
+from pkg.base import BaseRequest
+
+
+class HTTPXRequest(BaseRequest):
+    async def initialize(self):
+        self._client = self._build_client()
+
+    async def shutdown(self):
+        self._client.close_pools()
+"""
+
+
+def test_an_extension_point_runs_the_implementations_the_project_ships(
+    in_tmp: Path, capsys
+) -> None:
+    # judged on real code (python-telegram-bot's BaseRequest.__aenter__): the only shipped
+    # initialize() never suspends, so no cancel lands in the `try`
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "base.py", EXTENSION_POINT)
+    write(in_tmp / "pkg" / "http.py", IMPLEMENTATION)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    # the stubs survive the cache
+    assert _findings(capsys, "pkg") == []
+    assert _findings(capsys, "pkg") == []
+    # a test's fake is no implementation; with one that suspends, the cancel can land there
+    write(in_tmp / "tests" / "test_base.py", IMPLEMENTATION.replace("self._client =", "await"))
+    assert _findings(capsys, "--no-cache", "pkg", "tests") == []
+    write(in_tmp / "pkg" / "remote.py", IMPLEMENTATION.replace("self._client =", "await"))
+    assert [f[:2] for f in _findings(capsys, "--no-cache", "pkg")] == [("GATE105", 9)]
+    # a run that does not read every implementation (pre-commit's files) leaves it unknown
+    (in_tmp / "pkg" / "remote.py").unlink()
+    found = _findings(capsys, "--no-cache", "pkg/base.py")
+    assert [f[:2] for f in found] == [("GATE105", 9)]
+
+
+FLAGGED = """\
+class Updater:
+    async def __aenter__(self):
+        try:
+            await self.initialize()
+        except Exception:
+            await self.shutdown()
+            raise
+        return self
+
+    async def initialize(self):
+        if self._initialized:
+            return
+        await self.bot.initialize()
+        for handler in self.handlers:
+            if handler.persistent:
+                self._initialized = True
+                return
+        await self.persistence.load()
+        self._initialized = True
+
+    async def shutdown(self):
+        if self.running:
+            raise RuntimeError("still running")
+        if not self._initialized:
+            log.debug("already shut down")
+            return
+        self.bot.close_pools()
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reported"),
+    [
+        ("", "", False),
+        # set in a loop whose next iteration awaits
+        ("                return\n        await", "                continue\n        await", True),
+        # set, then an await after it
+        (
+            "        self._initialized = True\n\n",
+            "        self._initialized = True\n        await self.bot.get_me()\n\n",
+            True,
+        ),
+        # no opening guard: a second call suspends with the flag already set
+        ("        if self._initialized:\n            return\n", "", True),
+        # shutdown() does its work without that flag
+        ("        if not self._initialized:", "        if not self._started:", True),
+    ],
+)
+def test_a_shutdown_that_needs_the_flag_initialize_sets_last_has_nothing_to_undo(
+    in_tmp: Path, capsys, old: str, new: str, reported: bool
+) -> None:
+    # judged on real code (python-telegram-bot's Application and Updater): a cancel inside
+    # initialize() lands before the flag is set, and shutdown() then returns at once
+    assert old in FLAGGED
+    write(in_tmp / "updater.py", FLAGGED.replace(old, new) if old else FLAGGED)
+    found = _findings(capsys, "--no-cache", "updater.py")
+    assert any(f[:2] == ("GATE105", 6) for f in found) is reported

@@ -336,7 +336,7 @@ class _NarrowHandlers:
             return
         for handler in statement.handlers:
             steps = self._steps(statement, handler, _broad_or_timeout(handler))
-            if steps:
+            if steps and not self._nothing_to_undo(statement, steps):
                 cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
                 self.found.append(
                     NarrowHandler(
@@ -349,6 +349,39 @@ class _NarrowHandlers:
                         cleaned_elsewhere=bool(cleaned & self.cancel_paths),
                     )
                 )
+
+    def _nothing_to_undo(self, statement: cst.Try | cst.TryStar, steps: list[HandlerStep]) -> bool:
+        """Would the handler's steps do nothing on a cancel's path? So when each is a method of
+        `self` that returns unless a flag of `self` is set (`shutdown()`: `if not
+        self._initialized: return`), and every await of the `try` body that can suspend is a
+        method of `self` that sets that flag only once its work is done (`initialize()`): the
+        cancel lands while the flag is still false (gate.analysis.state_flags)."""
+        flag = self._flag_required(steps)
+        return bool(flag) and all(
+            self._suspends_before_setting(node, flag) for node in collect(statement.body).awaits
+        )
+
+    def _flag_required(self, steps: list[HandlerStep]) -> str:
+        """The one flag of `self` every step's method returns early without ("" for none)."""
+        required = set()
+        for step in steps:
+            node = step.node
+            summary = self._own_method(node.func) if isinstance(node, cst.Call) else None
+            required.add(summary.requires if summary is not None else "")
+        return required.pop() if len(required) == 1 else ""
+
+    def _suspends_before_setting(self, node: cst.Await, flag: str) -> bool:
+        """Does this await never suspend, or only inside a method of `self` before it sets
+        `flag`?"""
+        call = node.expression
+        summary = self._own_method(call.func) if isinstance(call, cst.Call) else None
+        return summary is not None and (not summary.suspends or summary.completes == flag)
+
+    def _own_method(self, func: cst.BaseExpression) -> FunctionSummary | None:
+        """The summary of `self.name`, a method the call runs on the same object."""
+        name = dotted_name(func) or ""
+        receiver, _, method = name.rpartition(".")
+        return self._callee(name) if receiver == "self" and method else None
 
     def _steps(
         self,

@@ -19,6 +19,7 @@ from typing import NamedTuple, Protocol
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.facts import Consequence
 from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
+from gate.analysis.state_flags import completing_flag, required_flag
 from gate.analysis.vocabulary import (
     EXIT_STACK_TYPES,
     THREAD_WRAPPERS,
@@ -77,6 +78,11 @@ class FunctionSummary:
     # its parameters' names, positional ones first in order: what a call site passes a
     # callback as (`finalize=_finalize_result`) is matched to the name the body awaits
     params: tuple[str, ...] = ()
+    # an attribute of `self` without which it returns before doing anything (`if not
+    # self._initialized: return`), and one it sets true only once its work is done (see
+    # gate.analysis.state_flags)
+    requires: str = ""
+    completes: str = ""
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
@@ -117,6 +123,9 @@ class ModuleSummary:
     # unbounded asyncio queues, whose `await q.put(x)` never suspends: (class qualname, attr)
     # for `self.attr = asyncio.Queue()`, (function qualname, name) for a local
     queues: frozenset[tuple[str, str]] = frozenset()
+    # qualnames of the async methods that are stubs (abstract, `...`, `raise
+    # NotImplementedError`): extension points, run through the project's implementations
+    stubs: frozenset[str] = frozenset()
 
 
 def module_name(relative: str) -> str:
@@ -410,6 +419,8 @@ def _summarised(
         unheld=None if None in walk.unheld else tuple(sorted(set(walk.unheld))),  # type: ignore[arg-type]
         own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
         params=_parameters(function.args),
+        requires=required_flag(function) if isinstance(function, ast.AsyncFunctionDef) else "",
+        completes=completing_flag(function) if isinstance(function, ast.AsyncFunctionDef) else "",
     )
     return summary, walk.awaited
 
@@ -492,6 +503,7 @@ class _ModuleWalk:
     # `add_signal_handler` and the names of the module's functions that call it
     signal_routers: frozenset[str] = frozenset()
     interfaces: set[str] = field(default_factory=set)  # abstract base classes and protocols
+    stubs: set[str] = field(default_factory=set)  # async methods that are stubs, by qualname
     # only the classes, imports and what names hold: a module with no async code, read for
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
@@ -560,8 +572,11 @@ class _ModuleWalk:
             self.record_types(node, qualname, owner)
             return
         awaited: list[tuple[ast.Call, bool]] = []
-        if isinstance(node, ast.AsyncFunctionDef) and not _is_stub(node, owner in self.interfaces):
-            self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
+        if isinstance(node, ast.AsyncFunctionDef):
+            if not _is_stub(node, owner in self.interfaces):
+                self.functions[qualname], awaited = self.summarised(node, qualname, owner or "")
+            elif owner is not None:
+                self.stubs.add(qualname)
         on_call = functools.partial(self.passes_self, owner) if owner is not None else None
         # a closure's `self` is its method's (`async def cleanup(): await self.stop()`)
         site_owner = owner or self.closure_owner
@@ -1146,6 +1161,7 @@ def summarise_module(
         walk.types,
         sites,
         walk.queues,
+        frozenset(walk.stubs),
     )
 
 
@@ -1590,6 +1606,9 @@ class ProjectIndex:
         self._sites: dict[str, list[tuple[ModuleSummary, CallSite]]] | None = None
         # what each call site runs, by id of the site (the sites live as long as the index)
         self._targets: dict[int, tuple[ModuleSummary, FunctionSummary] | None] = {}
+        # the overrides of a stub method, by (module of the receiver's class, class, method)
+        self._implemented: dict[tuple[str, str, str], list[tuple[ModuleSummary, FunctionSummary]]]
+        self._implemented = {}
         self._shielded: frozenset[str] | None = None
         # the project's methods by name, for private methods called on untyped receivers
         self._by_method: dict[str, list[tuple[ModuleSummary, FunctionSummary]]] | None = None
@@ -1877,6 +1896,9 @@ class ProjectIndex:
         shielded only when every context manager it relies on opens a shield scope."""
         found = self._function(module, caller, owner, call)
         if found is None:
+            implemented = self._implementations(module, caller, owner, call)
+            if implemented:
+                return _merged([self._as_looked_up(*pair) for pair in implemented])
             if self._known_never_to_suspend(module, caller, owner, call):
                 return NEVER_SUSPENDS
             if "." not in call:
@@ -1904,6 +1926,61 @@ class ProjectIndex:
                 return None
             found.append(self._as_looked_up(*located))
         return _merged(found) if found else None
+
+    def _implementations(
+        self, module: ModuleSummary, caller: str, owner: str, call: str
+    ) -> list[tuple[ModuleSummary, FunctionSummary]]:
+        """The project's implementations of an extension point a call runs: the call resolves
+        to a class whose method of that name is a stub (`@abstractmethod async def
+        initialize(self)` of a base class, `self.initialize()` in its `__aenter__`), and what
+        runs is the override of a subclass. Every class of the project outside its tests that
+        derives from the receiver's class and defines the method; none when the project ships
+        none, or when the run does not read every source that names the method (pre-commit's
+        single files). A subclass a user writes is not seen: the shipped code is judged by the
+        implementations it ships."""
+        receiver, _, method = call.rpartition(".")
+        if not receiver or receiver == f"super{MADE_BY_CALL}":
+            return []
+        located = self._named_class(module, caller, owner, receiver)
+        if located is None or self._stub(*located, method, 0) is None:
+            return []
+        key = (located[0].module, located[1], method)
+        if key not in self._implemented:
+            self._implemented[key] = self._overrides(*located, method)
+        return self._implemented[key]
+
+    def _stub(
+        self, module: ModuleSummary, cls: str, name: str, depth: int
+    ) -> tuple[ModuleSummary, str] | None:
+        """The class, `cls` or a base of it in the project, whose stub of the method a call on
+        an instance of `cls` finds (none when no definition of it is a stub)."""
+        if depth > 5:
+            return None
+        if f"{cls}.{name}" in module.stubs:
+            return module, cls
+        for base in module.classes.get(cls, ()):
+            located = self._class(module, base)
+            found = self._stub(*located, name, depth + 1) if located is not None else None
+            if found is not None:
+                return found
+        return None
+
+    def _overrides(
+        self, home: ModuleSummary, cls: str, name: str
+    ) -> list[tuple[ModuleSummary, FunctionSummary]]:
+        """The summaries of the methods `name` defined by classes derived from `cls`, outside
+        the project's tests; none unless the run read every source that names the method."""
+        if not self.callers_complete(name):
+            return []
+        found = []
+        for module in self.modules.values():
+            if module.module in self.test_modules:
+                continue  # a test's fake is not an implementation the code runs
+            for qualname in module.classes:
+                summary = module.functions.get(f"{qualname}.{name}")
+                if summary is not None and self._derives(module, qualname, home, cls, 0):
+                    found.append((module, summary))
+        return found
 
     def _private_implementations(self, call: str) -> list[tuple[ModuleSummary, FunctionSummary]]:
         """The project's methods a call of a private method (`model._cleanup_on_run_end()`)

@@ -8,6 +8,14 @@ after a `try` body that can be interrupted: `except Exception:`, `except Timeout
 function that awaits through a greenlet bridge (sqlalchemy's `await_only()`, `await_fallback()`,
 `await_()`) is judged the same way: the bridged call is where the driving task's cancel lands.
 
+Not reported where the cleanup has nothing to undo on the cancel's path: every await of the
+`try` body that can suspend is a method of `self` that sets a flag of `self` only once its work
+is done (`initialize()` opening with `if self._initialized: return` and ending with
+`self._initialized = True`), and the handler's cleanup is a method of `self` that returns at
+once unless that flag is set (`shutdown()` opening with `if not self._initialized: return`). A
+cancel inside `initialize()` lands while the flag is still false, so `shutdown()` would do
+nothing there.
+
 ## Why is this bad?
 `asyncio.CancelledError` (and `trio.Cancelled`) is a `BaseException`. Code written as "acquire,
 try the work, on failure give the resource back and re-raise" gives nothing back when the work
@@ -46,8 +54,10 @@ Or give it back in a `finally:` (or a context manager), which runs on every way 
 
 ## Known problems
 A step the same function also runs in a `finally:` or a cancellation handler is taken as covered
-and not reported. Cleanup done by a caller (the caller's own `finally:`) is not seen. Under
-trio/anyio, the handler's own awaits also need a shielded scope once it catches cancellation.
+and not reported. A call of an abstract method is judged by the implementations the project
+ships (a subclass a user writes may suspend where the shipped ones do not). Cleanup done by a
+caller (the caller's own `finally:`) is not seen. Under trio/anyio, the handler's own awaits
+also need a shielded scope once it catches cancellation.
 
 ## Severity
 {teardown-severity}
