@@ -795,19 +795,25 @@ def call_sites(
     add = sites.append
     for child in nodes:
         kind = type(child)
+        if kind not in _HANDS_ON:  # most nodes: names, attributes, constants, operators
+            continue
         for passed in _handed_on(child, kind):
             if type(passed) in _NAMED:
                 add(_site(passed, caller, owner, False, hooks.get(id(passed), OTHER_TASK)))
-        if kind is ast.Call and type(child.func) in _NAMED:
+        if kind is ast.Call and type(child.func) in _NAMED:  # type: ignore[attr-defined]
             if on_call is not None:
                 on_call(child)  # type: ignore[arg-type]
             task = tasks.get(id(child))
             if task:
                 shielded = shielded_by_call.get(id(child), False) or id(child) in shielded_tasks
-                site = _site(child.func, caller, owner, shielded, task)
-                passed = _passed_names(child)  # type: ignore[arg-type]
-                add(site._replace(arguments=passed) if passed else site)
+                add(_call_site(child, caller, owner, shielded, task))  # type: ignore[arg-type]
     return tuple(sites)
+
+
+def _call_site(call: ast.Call, caller: str, owner: str, shielded: bool, task: str) -> CallSite:
+    site = _site(call.func, caller, owner, shielded, task)
+    passed = _passed_names(call)
+    return site._replace(arguments=passed) if passed else site
 
 
 def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dict[int, str]:
@@ -817,11 +823,13 @@ def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dic
     statement of its own is a plain function's (a coroutine made that way would never run)."""
     tasks: dict[int, str] = {}
     for child in nodes:
-        if isinstance(child, ast.Call):
+        kind = type(child)
+        if kind is ast.Call:
             tasks.setdefault(id(child), OTHER_TASK)
-            tasks.update((id(call), MAIN_TASK) for call in _main_coroutine(child))
-        elif isinstance(child, ast.Expr):
-            tasks[id(child.value)] = ""
+            for call in _main_coroutine(child):
+                tasks[id(call)] = MAIN_TASK
+        elif kind is ast.Expr:
+            tasks[id(child.value)] = ""  # type: ignore[attr-defined]
     tasks.update((id(call), OTHER_TASK) for call in _shielded_by_call(awaited))
     tasks.update((id(call), SAME_TASK) for call, _ in awaited)
     return tasks
@@ -872,6 +880,7 @@ def _shielded_by_call(awaited: list[tuple[ast.Call, bool]]) -> dict[int, bool]:
 _NAMED = frozenset({ast.Name, ast.Attribute})
 _HANDS_ON_VALUE = frozenset({ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr})
 _HANDS_ON_ELEMENTS = frozenset({ast.Tuple, ast.List, ast.Set})
+_HANDS_ON = frozenset({ast.Call, ast.Dict, *_HANDS_ON_VALUE, *_HANDS_ON_ELEMENTS})
 
 
 def _handed_on(node: ast.AST, kind: type) -> list[ast.expr]:
@@ -931,14 +940,14 @@ def _own_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes of a function's body (or a module's top level), not entering nested functions
     or classes, depth first (each node's fields in order, the last one's nodes first). Loops
     rather than `child_nodes`: this runs once per node of every summarised file."""
-    walked = _WALKED
+    walked, fields = _WALKED, _FIELDS
     found: list[ast.AST] = []
     pending = [child for child in getattr(node, "body", []) if walked[type(child)]]
     pop, push, add = pending.pop, pending.append, found.append
     while pending:
         current = pop()
         add(current)
-        for name in node_fields(type(current)):
+        for name in fields[type(current)]:
             value = getattr(current, name)
             if type(value) is list:
                 for item in value:
@@ -973,6 +982,7 @@ _NOT_WALKED = frozenset(
 
 # Whether `_own_nodes` enters a value of a type: a node, not of the `_NOT_WALKED` types
 _WALKED = PerType(lambda kind: issubclass(kind, ast.AST) and kind not in _NOT_WALKED)
+_FIELDS = PerType(node_fields)  # the fields it reads of each node type
 
 # Methods where a context manager class opens the shielded scope it enters.
 SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
