@@ -76,6 +76,21 @@ HOLDS_STATEMENTS = frozenset(
 )
 
 
+# The node types with no nodes below them that a search for calls or awaits never enters:
+# names, constants, operators and `ctx` markers.
+LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        *(
+            kind
+            for base in (ast.operator, ast.boolop, ast.cmpop, ast.unaryop, ast.expr_context)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
+
+
 Decided = TypeVar("Decided")
 
 

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
 from gate.analysis.vocabulary import Vocabulary
-from gate.astwalk import HOLDS_STATEMENTS, child_nodes, child_statements, node_fields
+from gate.astwalk import (
+    HOLDS_STATEMENTS,
+    LEAVES,
+    PerType,
+    child_nodes,
+    child_statements,
+    node_fields,
+)
 from gate.config import TeardownConfig
 
 
@@ -126,20 +133,32 @@ def registered_callbacks(tree: ast.Module, data: bytes) -> frozenset[str]:
     return frozenset(names)
 
 
-def _calls(tree: ast.AST) -> Iterator[ast.Call]:
+def _calls(tree: ast.AST) -> list[ast.Call]:
     """Every call in the tree, in no particular order (what `ast.walk` finds, faster: the
-    `ctx` markers of names are not visited)."""
+    leaves that hold no call, names and constants, are not visited)."""
+    found: list[ast.Call] = []
     pending = [tree]
+    pop, push, add = pending.pop, pending.append, found.append
+    visited, fields = _VISITED, _FIELDS
     while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Call):
-            yield node
-        for name in node_fields(type(node)):
+        node = pop()
+        kind = type(node)
+        if kind is ast.Call:
+            add(node)  # type: ignore[arg-type]
+        for name in fields[kind]:
             value = getattr(node, name)
-            if isinstance(value, list):
-                pending.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                pending.append(value)
+            if type(value) is list:
+                for item in value:
+                    if visited[type(item)]:
+                        push(item)
+            elif visited[type(value)]:
+                push(value)
+    return found
+
+
+# Whether `_calls` visits a value of a type, and the fields it reads of each node type
+_VISITED = PerType(lambda kind: issubclass(kind, ast.AST) and kind not in LEAVES)
+_FIELDS = PerType(node_fields)
 
 
 # Calls that run a coroutine to its end from sync code on a greenlet, suspending the task that
@@ -247,22 +266,30 @@ _NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.La
 
 def _own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of a function's own code, not entering nested functions, classes or lambdas,
-    in no particular order (`ctx` markers left out)."""
+    in no particular order (`ctx` markers, names, constants and operators left out: what the
+    callers read of a name they read from the node above it)."""
     found: list[ast.AST] = []
     pending = list(child_nodes(function, _NESTED))
     pop, push, add = pending.pop, pending.append, found.append
+    entered, fields = _ENTERED, _FIELDS
     while pending:
         node = pop()
         add(node)
-        for name in node_fields(type(node)):
+        for name in fields[type(node)]:
             value = getattr(node, name)
             if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST) and type(item) not in _NESTED:
+                    if entered[type(item)]:
                         push(item)
-            elif isinstance(value, ast.AST) and type(value) not in _NESTED:
+            elif entered[type(value)]:
                 push(value)
     return found
+
+
+# Whether `_own_nodes` enters a value of a type: a node, neither a leaf nor a nested scope
+_ENTERED = PerType(
+    lambda kind: issubclass(kind, ast.AST) and kind not in LEAVES and kind not in _NESTED
+)
 
 
 def _own_statements(node: ast.AST) -> Iterator[ast.stmt]:

@@ -28,7 +28,14 @@ from gate.analysis.vocabulary import (
     name_words,
     only_waits,
 )
-from gate.astwalk import HOLDS_STATEMENTS, PerType, child_nodes, child_statements, node_fields
+from gate.astwalk import (
+    HOLDS_STATEMENTS,
+    LEAVES,
+    PerType,
+    child_nodes,
+    child_statements,
+    node_fields,
+)
 
 
 @dataclass(frozen=True)
@@ -387,24 +394,11 @@ def _awaits_and_calls(node: ast.AST) -> list[ast.AST]:
 
 _NOT_ENTERED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
 
-# Nodes with no nodes below them and neither an await nor a call: nothing to find in them
-_LEAVES = frozenset(
-    {
-        ast.Name,
-        ast.Constant,
-        *(
-            kind
-            for base in (ast.operator, ast.boolop, ast.cmpop, ast.unaryop, ast.expr_context)
-            for kind in base.__subclasses__()
-        ),
-    }
-)
-
 # Whether `_awaits_and_calls` enters a value of a type, and the fields it reads of a node type
 # (last first, as they are pushed)
 _ENTERED = PerType(
     lambda kind: (
-        issubclass(kind, ast.AST) and not issubclass(kind, _NOT_ENTERED) and kind not in _LEAVES
+        issubclass(kind, ast.AST) and not issubclass(kind, _NOT_ENTERED) and kind not in LEAVES
     )
 )
 _FIELDS_LAST_FIRST = PerType(lambda kind: tuple(reversed(node_fields(kind))))
