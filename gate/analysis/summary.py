@@ -630,6 +630,7 @@ class _ModuleWalk:
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
+        self.record_containers(node, qualname, owner)
         returned = _returned_class(node, qualname, self.types)
         if returned is not None:
             self.types[(qualname, RETURNED)] = returned
@@ -641,6 +642,15 @@ class _ModuleWalk:
         host = _self_annotation(node)
         if host is not None:
             self.types[(qualname, "self")] = host
+
+    def record_containers(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
+    ) -> None:
+        """What the function's containers of one class hold, and its loops over them bind."""
+        for scope, name, contains in _annotated_containers(node, qualname, owner):
+            self.types.setdefault((scope, name), contains)
+        for target, item in _loop_items(node, qualname, owner, self.types):
+            self.types.setdefault((qualname, target), item)
 
 
 # Decorators that make a method an attribute holding what it returns
@@ -984,6 +994,200 @@ def _subscripted_class(annotation: ast.Subscript) -> str | None:
     return dotted(annotation.value) if generic in STREAM_CLASSES else None
 
 
+# The suffixes under which a module's types keep what a container a name or an attribute
+# holds contains: its items (`self._sites: list[Site]`, kept as `_sites[]`) and a mapping's
+# values (`dict[str, Site]`, kept as `_sites{}`)
+ITEMS = "[]"
+VALUES = "{}"
+
+# Generic containers whose one parameter is what iterating them gives
+SEQUENCE_GENERICS = frozenset(
+    {
+        "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+        "Iterable", "Collection", "AbstractSet", "MutableSet", "deque", "Deque", "WeakSet",
+    }
+)  # fmt: skip
+# Generic mappings whose second parameter is what `.values()` gives
+MAPPING_GENERICS = frozenset(
+    {
+        "dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "DefaultDict",
+        "OrderedDict", "WeakValueDictionary",
+    }
+)  # fmt: skip
+
+
+def _contained(annotation: ast.expr | None) -> tuple[str, str] | None:
+    """(suffix, class) for an annotation of a container of one class, `None` aside:
+    `list[Site]` and `tuple[Site, ...]` hold `Site` items (`[]`), `dict[str, Site]` `Site`
+    values (`{}`); a tuple of one class in each place (`tuple[Req, Req]`) holds it too."""
+    annotation = _without_none(annotation)
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    generic, parameters = _final(annotation.value), annotation.slice
+    listed = parameters.elts if isinstance(parameters, ast.Tuple) else [parameters]
+    if generic in MAPPING_GENERICS:
+        value = _annotated_class(listed[1]) if len(listed) == 2 else None
+        return (VALUES, value) if value else None
+    item = _item_class(generic, listed)
+    return (ITEMS, item) if item else None
+
+
+def _item_class(generic: str, parameters: list[ast.expr]) -> str | None:
+    """The class of the items of a sequence or tuple of one class (`tuple[Site, ...]`)."""
+    if generic in ("tuple", "Tuple"):
+        variadic = len(parameters) == 2 and _is_ellipsis(parameters[1])
+        return _one_class(parameters[:1] if variadic else parameters)
+    return _one_class(parameters) if generic in SEQUENCE_GENERICS else None
+
+
+def _one_class(annotations: list[ast.expr]) -> str | None:
+    """The class every one of the annotations names, if they name one and the same."""
+    named = {_annotated_class(annotation) for annotation in annotations}
+    return named.pop() if len(named) == 1 else None
+
+
+def _without_none(annotation: ast.expr | None) -> ast.expr | None:
+    """The annotation `Optional[...]` or `... | None` wraps, or the annotation itself."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        kept = [side for side in (annotation.left, annotation.right) if not _is_none(side)]
+        return _without_none(kept[0]) if len(kept) == 1 else None
+    if isinstance(annotation, ast.Subscript) and _final(annotation.value) == "Optional":
+        return _without_none(annotation.slice)
+    return annotation
+
+
+def _is_ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def _annotated_containers(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
+) -> Iterator[tuple[str, str, str]]:
+    """(scope, suffixed name, class) for the function's parameters, locals and (in a method)
+    attributes of `self` annotated as containers of one class: `sites: list[Site]` and
+    `self._sites: list[Site] = []` hold `Site` items."""
+    arguments = function.args
+    annotated: list[tuple[ast.expr, ast.expr | None]] = [
+        (ast.Name(argument.arg), argument.annotation)
+        for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    ]
+    annotated += [
+        (statement.target, statement.annotation)
+        for statement in _statements_breadth_first(function)
+        if isinstance(statement, ast.AnnAssign)
+    ]
+    for target, annotation in annotated:
+        contained = _contained(annotation)
+        if contained is None:
+            continue
+        suffix, item = contained
+        if isinstance(target, ast.Name):
+            yield qualname, target.id + suffix, item
+        elif owner is not None and (attribute := _self_attribute(target)) is not None:
+            yield owner, attribute + suffix, item
+
+
+# Calls that give what they are passed to iterate, in its order or another
+ITERATION_WRAPPERS = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset"})
+
+
+def _loop_items(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> Iterator[tuple[str, str]]:
+    """(name, what it holds) for the names a `for` loop of the function binds to the items of
+    a container of one class: `for site in self._sites` (`Owner::_sites[]`, resolved when
+    looked up), `for name, site in self._by_name.items()`, `for site in list(sites)` of a
+    parameter `sites: list[Site]`. A name that another loop binds to something else, or to
+    what gate does not know, holds nothing known."""
+    found: dict[str, set[str]] = {}
+    for statement in _statements_breadth_first(function):
+        if type(statement) in (ast.For, ast.AsyncFor):
+            for name, held in _loop_bindings(statement, qualname, owner, types):  # type: ignore[arg-type]
+                found.setdefault(name, set()).add(held)
+    for name, held in found.items():
+        if len(held) == 1 and "" not in held:
+            yield name, held.pop()
+
+
+def _loop_bindings(
+    loop: ast.For | ast.AsyncFor,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> Iterator[tuple[str, str]]:
+    """Each name the loop binds, with the class it holds ("" when not known)."""
+    item = None
+    if type(loop) is ast.For:
+        item = _iterated_item(loop.target, loop.iter, qualname, owner, types)
+    for bound in ast.walk(loop.target):
+        if type(bound) is ast.Name:
+            yield bound.id, item[1] if item and item[0] == bound.id else ""
+
+
+def _iterated_item(
+    target: ast.expr,
+    iterated: ast.expr,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> tuple[str, str] | None:
+    """The name a loop binds to each item of `iterated` and the class it holds, when
+    `iterated` is a container of one class (through `list(...)`, `sorted(...)`,
+    `enumerate(...)`, `.values()`, `.items()`, `.copy()`)."""
+    target, iterated = _unwrapped(target, iterated)
+    target, iterated, suffix = _viewed(target, iterated)
+    if not isinstance(target, ast.Name):
+        return None
+    if isinstance(iterated, ast.Name):
+        held = types.get((qualname, iterated.id + suffix))
+        return (target.id, held) if held else None
+    attribute = _self_attribute(iterated) if owner is not None else None
+    if attribute is None:
+        return None
+    # known already (declared in the class body or an earlier method), or looked up later
+    held = types.get((owner, attribute + suffix))  # type: ignore[arg-type]
+    return target.id, held or f"{owner}{ATTRIBUTE_OF}{attribute}{suffix}"
+
+
+def _unwrapped(target: ast.expr, iterated: ast.expr) -> tuple[ast.expr, ast.expr]:
+    """The loop's target and iterable without the calls that pass the items on: `list(x)`,
+    `sorted(x)`; `enumerate(x)` with an `i, item` target."""
+    while isinstance(iterated, ast.Call) and iterated.args:
+        pair = _pair_target(target)
+        if _final(iterated.func) == "enumerate" and pair is not None:
+            target, iterated = pair[1], iterated.args[0]
+        elif isinstance(iterated.func, ast.Name) and iterated.func.id in ITERATION_WRAPPERS:
+            iterated = iterated.args[0]
+        else:
+            break
+    return target, iterated
+
+
+def _viewed(target: ast.expr, iterated: ast.expr) -> tuple[ast.expr, ast.expr, str]:
+    """The target, the container and what of it the loop takes: a mapping's values for
+    `.values()` and the second name of `for key, value in x.items()`, the items otherwise
+    (also of `x.copy()`)."""
+    if not isinstance(iterated, ast.Call) or not isinstance(iterated.func, ast.Attribute):
+        return target, iterated, ITEMS
+    method, container = iterated.func.attr, iterated.func.value
+    pair = _pair_target(target)
+    if method == "items" and pair is not None:
+        return pair[1], container, VALUES
+    if method in ("values", "copy"):
+        return target, container, VALUES if method == "values" else ITEMS
+    return target, iterated, ITEMS
+
+
+def _pair_target(target: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """The two names of a loop's `a, b` target."""
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        return target.elts[0], target.elts[1]
+    return None
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -1101,6 +1305,9 @@ def _annotated_fields(cls: ast.ClassDef) -> Iterator[tuple[str, str]]:
             annotated = _annotated_class(statement.annotation)
             if annotated:
                 yield statement.target.id, annotated
+            contained = _contained(statement.annotation)
+            if contained:  # a container of one class (`sites: list[Site]`) as `sites[]`
+                yield statement.target.id + contained[0], contained[1]
 
 
 def _statements_breadth_first(node: ast.AST) -> list[ast.AST]:
