@@ -1372,6 +1372,25 @@ def summarise_module(
     )
 
 
+def summarise_imports(tree: ast.Module, relative: str, vocabulary: Vocabulary) -> ModuleSummary:
+    """The summary of a module with neither classes nor async code: only what it imports, so
+    that a name it re-exports (a package's `__init__.py`: `from .utils import cancel_and_wait`)
+    is followed to the module that defines it."""
+    module = module_name(relative)
+    package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
+    walk = _ModuleWalk(vocabulary, package, light=True, may_shield=False)
+    pending: list[ast.AST] = [tree]
+    while pending:
+        for child in child_statements(pending.pop()):
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                walk.imported(child)
+            elif type(child) in HOLDS_STATEMENTS:  # `if TYPE_CHECKING:`, `try:` around imports
+                pending.append(child)
+    return ModuleSummary(
+        module, {}, {}, frozenset(), walk.imports, {}, (), frozenset(), frozenset()
+    )
+
+
 def _module_walk(
     tree: ast.Module, vocabulary: Vocabulary, package: str, light: bool, source: bytes | None
 ) -> _ModuleWalk:
