@@ -257,12 +257,23 @@ class _NarrowHandlers:
         # the statements before each `try` in its block, by id of the `try`
         self.before: dict[int, Sequence[cst.BaseStatement]] = {}
         self._collect(snippet.function.body)
-        for statement in self.tries:
+        for statement in [] if self._shielded_by_callers() else self.tries:
             self._judge(statement)
         analyser.node_snippets.update(
             (id(node), snippet)
             for found in self.found
             for node in (found.handler, found.interrupt, *(step.node for step in found.steps))
+        )
+
+    def _shielded_by_callers(self) -> bool:
+        """Does every place in the project that runs the function shield it (a task it runs
+        in that is only waited on through `asyncio.shield` or `asyncio.wait`)? Then no cancel
+        lands inside it, and a handler narrower than cancellation misses nothing."""
+        project = self.analyser.project
+        return (
+            self.span.is_async
+            and project is not None
+            and project.shielded_by_callers(self.span.qualname)
         )
 
     @functools.cached_property

@@ -1549,11 +1549,14 @@ def _self_attribute(node: ast.AST) -> str | None:
 
 
 def _only_shields_or_asks(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """Is this read of a task attribute `asyncio.shield(self.t)`, a test of it (`self.t is
-    None`, `if self.t:`) or a query (`self.t.done()`), not a wait or a cancel?"""
+    """Is this read of a task attribute `asyncio.shield(self.t)`, `asyncio.wait([self.t])`
+    (which a cancel of the waiter does not pass on), a test of it (`self.t is None`, `if
+    self.t:`) or a query (`self.t.done()`), not a wait that passes a cancel on or a cancel?"""
     parent = parents.get(id(use))
     if isinstance(parent, ast.Call) and _final(parent.func) == "shield":
         return bool(parent.args) and parent.args[0] is use
+    if isinstance(parent, ast.List | ast.Set | ast.Tuple):
+        return _waited_apart(parent, parents)
     if isinstance(parent, ast.Compare | ast.If | ast.While | ast.BoolOp | ast.UnaryOp):
         return True
     if isinstance(parent, ast.Attribute) and parent.attr in _TASK_QUERIES:
@@ -1561,6 +1564,15 @@ def _only_shields_or_asks(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
     if isinstance(parent, ast.AnnAssign):
         return parent.target is use  # `self.t: Task | None = None`
     return isinstance(parent, ast.Assign) and _assigned_or_aliased(use, parent)
+
+
+def _waited_apart(tasks: ast.expr, parents: dict[int, ast.AST]) -> bool:
+    """Are these tasks what `asyncio.wait(...)` is given? It waits for them without cancelling
+    them when it is cancelled itself."""
+    call = parents.get(id(tasks))
+    if not isinstance(call, ast.Call) or not call.args or call.args[0] is not tasks:
+        return False
+    return dotted(call.func) in ("asyncio.wait", "wait")
 
 
 def _assigned_or_aliased(use: ast.AST, parent: ast.Assign) -> bool:
