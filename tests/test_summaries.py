@@ -1633,10 +1633,25 @@ def test_an_extension_point_runs_the_implementations_the_project_ships(
     assert _findings(capsys, "--no-cache", "pkg", "tests") == []
     write(in_tmp / "pkg" / "remote.py", IMPLEMENTATION.replace("self._client =", "await"))
     assert [f[:2] for f in _findings(capsys, "--no-cache", "pkg")] == [("GATE105", 9)]
-    # a run that does not read every implementation (pre-commit's files) leaves it unknown
-    (in_tmp / "pkg" / "remote.py").unlink()
+    # a run of one file (pre-commit's) reads the implementations too: the sources naming the
+    # class, and those naming a class derived from it
     found = _findings(capsys, "--no-cache", "pkg/base.py")
     assert [f[:2] for f in found] == [("GATE105", 9)]
+    (in_tmp / "pkg" / "remote.py").unlink()
+    assert _findings(capsys, "--no-cache", "pkg/base.py") == []
+    write(in_tmp / "pkg" / "retrying.py", RETRYING)
+    found = _findings(capsys, "--no-cache", "pkg/base.py")
+    assert [f[:2] for f in found] == [("GATE105", 9)]
+
+
+RETRYING = """\
+from pkg.http import HTTPXRequest
+
+
+class RetryingRequest(HTTPXRequest):
+    async def initialize(self):
+        await self._connect()
+"""
 
 
 FLAGGED = """\

@@ -1898,10 +1898,10 @@ class ProjectIndex:
         return not self.callers_complete(qualname) or self.called(module, qualname)
 
     def callers_complete(self, qualname: str) -> bool:
-        """Are all the places in the project that may run a function of this name in the
-        index? Yes when the run was given whole directories; for single files, when every
-        project source that mentions the name is a module the index read in full (a light
-        summary records no call sites)."""
+        """Are all the places in the project that may run a function of this name (or name a
+        class of it) in the index? Yes when the run was given whole directories; for single
+        files, when every project source that mentions the name is a module the index read in
+        full (a light summary records no call sites)."""
         name = qualname.rpartition(".")[2]
         if self.callers_known:
             return True
@@ -2207,18 +2207,35 @@ class ProjectIndex:
         self, home: ModuleSummary, cls: str, name: str
     ) -> list[tuple[ModuleSummary, FunctionSummary]]:
         """The summaries of the methods `name` defined by classes derived from `cls`, outside
-        the project's tests; none unless the run read every source that names the method."""
-        if not self.callers_complete(name):
-            return []
-        found = []
+        the project's tests; none unless the run read every source that names `cls` or a class
+        derived from it (a subclass names its base)."""
+        found, derived = [], [cls]
         for module in self.modules.values():
             if module.module in self.test_modules:
                 continue  # a test's fake is not an implementation the code runs
             for qualname in module.classes:
+                if not self._derives(module, qualname, home, cls, 0):
+                    continue
+                derived.append(qualname)
                 summary = module.functions.get(f"{qualname}.{name}")
-                if summary is not None and self._derives(module, qualname, home, cls, 0):
+                if summary is not None:
                     found.append((module, summary))
-        return found
+        return found if all(map(self._subclasses_known, derived)) else []
+
+    def _subclasses_known(self, qualname: str) -> bool:
+        """Is every project class that may derive from this class in the index? Yes when the
+        run was given whole directories; for single files, when every project source that
+        names the class and defines a class is a module the index read."""
+        name = qualname.rpartition(".")[2]
+        if self.callers_known:
+            return True
+        key = f"class {name}"  # no function's name has a space
+        if key not in self._complete:
+            listed = self.sources.mentioning(name) if self.sources is not None else None
+            self._complete[key] = listed is not None and all(
+                module_name(path) in self.modules or "class " not in text for path, text in listed
+            )
+        return self._complete[key]
 
     def _private_implementations(self, call: str) -> list[tuple[ModuleSummary, FunctionSummary]]:
         """The project's methods a call of a private method (`model._cleanup_on_run_end()`)
