@@ -445,3 +445,33 @@ class SupervisedProcess:
     async def aclose(self):
         if self._start_task is not None and not self._start_task.done():
             await asyncio.wait([self._start_task])
+
+
+class DeviceClient:
+    # A handler that re-raises and sets an attribute of `self` to None forgets what the failed
+    # work left half made; a cancel bypasses it and the object keeps claiming it (aioesphomeapi's
+    # APIClient: "Already connected" on every later connect)
+    async def _execute(self, coro):
+        try:
+            await coro
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            self._connection = None
+            raise
+
+    async def _execute_fixed(self, coro):
+        try:
+            await coro
+        except (Exception, asyncio.CancelledError):
+            # ok: cleanup-only-on-error
+            self._connection = None
+            raise
+
+    async def _retry(self, coro):
+        try:
+            await coro
+        except Exception:
+            # ok: cleanup-only-on-error
+            self._connection = None  # the error is handled here: no re-raise, no cleanup
+            return False
+        return True

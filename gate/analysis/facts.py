@@ -292,6 +292,9 @@ class NarrowHandler:
     interrupt_text: str
     steps: tuple[HandlerStep, ...]
     cleaned_elsewhere: bool
+    # the handler's test of the caught error for cancellation (`isinstance(e, CancelledError)`),
+    # a branch that never runs: the handler is narrower than cancellation
+    cancel_test: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)
