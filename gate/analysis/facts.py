@@ -311,6 +311,9 @@ class UnprotectedRelease:
     acquired: cst.CSTNode  # the await that acquired it
     interrupt: cst.CSTNode  # the first await between the two
     interrupt_text: str
+    # the release takes back a change the function made to an attribute of `self` (`self.n -= 1`
+    # after `self.n += 1`), not a value an await acquired
+    undoes: bool = False
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:
