@@ -9,13 +9,13 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gate import workers as workers_module
-from gate.analysis.summary import ModuleSummary, ProjectIndex, SourceSearch
+from gate.analysis.summary import ModuleSummary, ProjectIndex, SourceSearch, module_name
 from gate.cache import ResultCache, signature
 from gate.config import GateConfig
 from gate.discovery import SourceFile, matches
@@ -228,6 +228,10 @@ def file_results(
         if teardown:
             imported = _imported_summaries(files, results, root, settings, options, cache)
             summaries = [r.summary for r in results if r.summary is not None] + imported
+            if not callers_known and sources is not None:
+                reader = _Reader(root, settings, options, cache, files, summaries)
+                imported += _implementer_summaries(reader, sources)
+                summaries = [r.summary for r in results if r.summary is not None] + imported
             tests = settings.teardown.test_paths
             test_modules = frozenset(
                 s.module for s in summaries if matches(s.module.replace(".", "/") + ".py", tests)
@@ -356,6 +360,77 @@ def _imported_summaries(
         frontier = [r.summary for r in extra if r.summary is not None]
         loaded += frontier
     return loaded
+
+
+# The most files a run of single files reads for the implementations of its extension points
+MAX_IMPLEMENTER_FILES = 64
+
+
+@dataclass
+class _Reader:
+    """Reads the first stage of project files a run of single files does not check, once each."""
+
+    root: Path
+    settings: GateConfig
+    options: RunOptions
+    cache: ResultCache
+    files: Sequence[SourceFile]
+    summaries: list[ModuleSummary]
+
+    extra: int = 0  # files read so far
+
+    def __post_init__(self) -> None:
+        self.known = {module_name(source.relative) for source in self.files}
+        self.known |= {summary.module for summary in self.summaries}
+
+    def unread(self, relatives: Iterable[str]) -> list[str]:
+        return sorted({r for r in relatives if module_name(r) not in self.known})
+
+    def read(self, relatives: list[str]) -> list[ModuleSummary]:
+        self.extra += len(relatives)
+        wanted = [SourceFile(self.root / r, r) for r in relatives]
+        self.known |= {module_name(r) for r in relatives}
+        extra, _ = _first_stages(wanted, self.settings, self.options, self.cache, lambda: None)
+        return [r.summary for r in extra if r.summary is not None]
+
+
+def _implementer_summaries(reader: _Reader, sources: SourceSearch) -> list[ModuleSummary]:
+    """For a run of single files: the summaries of the project modules that may implement an
+    extension point (a class declaring a stub method) of the modules read, so that an awaited
+    stub is judged by the implementations the project ships as a whole run judges it. A subclass
+    names its base, so these are the sources naming such a class, then those naming a class
+    derived from one (two levels); none past a few dozen files."""
+    names = {
+        stub.rpartition(".")[0].rpartition(".")[2] for s in reader.summaries for stub in s.stubs
+    }
+    loaded: list[ModuleSummary] = []
+    for _ in range(2):
+        wanted = _unread_naming(sources, names, reader)
+        if not wanted or reader.extra + len(wanted) > MAX_IMPLEMENTER_FILES:
+            break
+        read = reader.read(wanted)
+        loaded += read
+        names = _derived(read, names)
+    return loaded
+
+
+def _unread_naming(sources: SourceSearch, names: set[str], reader: _Reader) -> list[str]:
+    """The project sources not read yet that name one of the classes (none when the project's
+    sources cannot all be searched)."""
+    listed = [sources.mentioning(name) for name in sorted(names)]
+    if any(found is None for found in listed):
+        return []
+    return reader.unread(path for found in listed for path, _ in found or ())
+
+
+def _derived(summaries: list[ModuleSummary], names: set[str]) -> set[str]:
+    """The names of the classes these modules define on a base of one of `names`."""
+    return {
+        cls.rpartition(".")[2]
+        for summary in summaries
+        for cls, bases in summary.classes.items()
+        if {base.rpartition(".")[2] for base in bases} & names
+    }
 
 
 def _teardown_stages(

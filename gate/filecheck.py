@@ -32,6 +32,7 @@ from gate.analysis.summary import (
     ProjectIndex,
     ProjectView,
     module_name,
+    summarise_imports,
     summarise_module,
 )
 from gate.analysis.vocabulary import Vocabulary
@@ -219,6 +220,8 @@ def _summary(
         light = False
     elif b"class " in data:
         light = True
+    elif b"import" in data:  # what it imports may be re-exported
+        return summarise_imports(tree, path, vocabulary_of(config))
     else:
         return None
     try:

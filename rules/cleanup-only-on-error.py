@@ -423,3 +423,55 @@ class RemoteProcessor(BaseProcessor):
 
     async def shutdown(self):
         self.connection.close_pools()
+
+
+class SupervisedProcess:
+    # `_start()` runs as a task the class keeps and waits on only through `asyncio.shield`
+    # and `asyncio.wait`, neither of which passes the waiter's cancel on: no cancel reaches
+    # the task, so the handler's cleanup is all the error path needs (livekit's
+    # SupervisedProc._start)
+    async def start(self):
+        self._start_task = asyncio.create_task(self._start())
+        await asyncio.shield(self._start_task)
+
+    async def _start(self):
+        try:
+            self._channel = await open_channel()
+        except Exception:
+            # ok: cleanup-only-on-error
+            await self._sockets.aclose()
+            raise
+
+    async def aclose(self):
+        if self._start_task is not None and not self._start_task.done():
+            await asyncio.wait([self._start_task])
+
+
+class DeviceClient:
+    # A handler that re-raises and sets an attribute of `self` to None forgets what the failed
+    # work left half made; a cancel bypasses it and the object keeps claiming it (aioesphomeapi's
+    # APIClient: "Already connected" on every later connect)
+    async def _execute(self, coro):
+        try:
+            await coro
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            self._connection = None
+            raise
+
+    async def _execute_fixed(self, coro):
+        try:
+            await coro
+        except (Exception, asyncio.CancelledError):
+            # ok: cleanup-only-on-error
+            self._connection = None
+            raise
+
+    async def _retry(self, coro):
+        try:
+            await coro
+        except Exception:
+            # ok: cleanup-only-on-error
+            self._connection = None  # the error is handled here: no re-raise, no cleanup
+            return False
+        return True

@@ -529,3 +529,39 @@ class DockerClient:
         await self.events.stop()
         # ok: skippable-teardown-step
         self.session.close()
+
+
+class ListeningSite:
+    async def stop(self):
+        self._server.close()  # an async method that never suspends
+
+
+class RemoteSite:
+    async def stop(self):
+        await self._client.post("/sites/stop")
+
+
+class SiteRunner:
+    # What a loop binds to each item of a container annotated with one class is that class:
+    # `site.stop()` is `ListeningSite.stop`, which never suspends, so no cancel lands in the
+    # first loop (aiohttp's BaseRunner.cleanup); a `RemoteSite` can take one
+    def __init__(self):
+        self._sites: list[ListeningSite] = []
+        self._remotes: dict[str, RemoteSite] = {}
+
+    async def cleanup(self):
+        for site in list(self._sites):
+            # ok: unguarded-cleanup-await
+            await site.stop()
+        interrupt: BaseException | None = None
+        for _name, remote in self._remotes.items():
+            try:
+                # ruleid: unguarded-cleanup-await
+                # ruleid: skippable-teardown-step
+                await remote.stop()
+            except BaseException as error:
+                interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self._save_state()
+        if interrupt is not None:
+            raise interrupt

@@ -138,3 +138,31 @@ async def read_logs(session, url):
     # ruleid: unprotected-release
     response.release()
     return body
+
+
+class ProcessPool:
+    # A count the function raises and takes back with an await in between: a cancel at the
+    # await leaves it raised for good (livekit's ProcPool.launch_job: the pool then spawns a
+    # process too many for every cancelled launch)
+    async def launch_job(self, job):
+        self._waiting += 1
+        proc = await self._idle.get()
+        # ruleid: unprotected-release
+        self._waiting -= 1
+        await proc.launch(job)
+
+    async def launch_job_fixed(self, job):
+        self._waiting += 1
+        try:
+            proc = await self._idle.get()
+        finally:
+            # ok: unprotected-release
+            self._waiting -= 1
+        await proc.launch(job)
+
+    async def count_sends(self, message):
+        self._sending += 1
+        self._outbox.append(message)
+        # ok: unprotected-release
+        self._sending -= 1  # nothing in between can suspend
+        await self._flush()

@@ -1633,10 +1633,25 @@ def test_an_extension_point_runs_the_implementations_the_project_ships(
     assert _findings(capsys, "--no-cache", "pkg", "tests") == []
     write(in_tmp / "pkg" / "remote.py", IMPLEMENTATION.replace("self._client =", "await"))
     assert [f[:2] for f in _findings(capsys, "--no-cache", "pkg")] == [("GATE105", 9)]
-    # a run that does not read every implementation (pre-commit's files) leaves it unknown
-    (in_tmp / "pkg" / "remote.py").unlink()
+    # a run of one file (pre-commit's) reads the implementations too: the sources naming the
+    # class, and those naming a class derived from it
     found = _findings(capsys, "--no-cache", "pkg/base.py")
     assert [f[:2] for f in found] == [("GATE105", 9)]
+    (in_tmp / "pkg" / "remote.py").unlink()
+    assert _findings(capsys, "--no-cache", "pkg/base.py") == []
+    write(in_tmp / "pkg" / "retrying.py", RETRYING)
+    found = _findings(capsys, "--no-cache", "pkg/base.py")
+    assert [f[:2] for f in found] == [("GATE105", 9)]
+
+
+RETRYING = """\
+from pkg.http import HTTPXRequest
+
+
+class RetryingRequest(HTTPXRequest):
+    async def initialize(self):
+        await self._connect()
+"""
 
 
 FLAGGED = """\
@@ -1697,3 +1712,46 @@ def test_a_shutdown_that_needs_the_flag_initialize_sets_last_has_nothing_to_undo
     write(in_tmp / "updater.py", FLAGGED.replace(old, new) if old else FLAGGED)
     found = _findings(capsys, "--no-cache", "updater.py")
     assert any(f[:2] == ("GATE105", 6) for f in found) is reported
+
+
+LOOPED = """\
+class Site:
+    async def stop(self):
+        self._server.close()
+
+
+class Runner:
+    def __init__(self, sites: list[Site] | None = None):
+        self._sites: list[Site] = list(sites or ())
+        self._named: dict[str, Site] = {}
+        self._others = []
+
+    async def cleanup(self, extra: tuple[Site, ...] = ()):
+        for site in list(self._sites):
+            await site.stop()
+        for _, site in enumerate(extra):
+            await site.stop()
+        for site in self._named.values():
+            await site.stop()
+        for key, site in sorted(self._named.items()):
+            await site.stop()
+        for OTHER in self._others:
+            await OTHER.stop()
+        self._save_state()
+"""
+
+
+def test_a_loop_over_a_container_of_one_class_binds_that_class(in_tmp: Path, capsys) -> None:
+    # judged on real code (aiohttp's BaseRunner.cleanup: `self._sites: list[BaseSite]`):
+    # BaseSite.stop never suspends, so no cancel lands in the loops
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "runner.py", LOOPED.replace("OTHER", "other"))
+    assert [f[:2] for f in _findings(capsys, "--no-cache", "runner.py")] == [
+        ("GATE100", 22),
+        ("GATE101", 22),
+        ("GATE100", 23),
+    ]
+    # a name another loop binds to what gate does not know holds nothing known
+    write(in_tmp / "runner.py", LOOPED.replace("OTHER", "site"))
+    found = {f[:2] for f in _findings(capsys, "--no-cache", "runner.py")}
+    assert {("GATE101", 14), ("GATE101", 16), ("GATE101", 22), ("GATE100", 23)} <= found

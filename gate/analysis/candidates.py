@@ -41,6 +41,9 @@ class FunctionSpan:
     # a sync function that awaits through a greenlet bridge (sqlalchemy's `await_only()`): a
     # cancel of the task driving it lands in the bridged call
     bridged: bool = False
+    # the function adds to an attribute of `self` and takes it back off (`self.n += 1` ...
+    # `self.n -= 1`), for unprotected-release
+    brackets: bool = False
 
 
 def _final_names(node: ast.expr | None) -> list[str | None]:
@@ -229,6 +232,7 @@ def _span(
         function.name in registered,
         _acts_on_acquired(function) if is_async else (),  # type: ignore[arg-type]
         bridges and not is_async and _bridges(function),  # type: ignore[arg-type]
+        is_async and _brackets(function),
     )
 
 
@@ -244,7 +248,7 @@ def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = Tr
         or configured(span, config)
         or span.registered
         or is_teardown_method(span, config)
-        or (releases and releases_acquired(span, config))
+        or (releases and (span.brackets or releases_acquired(span, config)))
     )
 
 
@@ -298,6 +302,22 @@ def _own_statements(node: ast.AST) -> Iterator[ast.stmt]:
         if type(child) not in _NESTED:
             yield child
             yield from _own_statements(child)
+
+
+def _brackets(function: ast.AST) -> bool:
+    """Does the function's own code both add to and subtract from one attribute of `self`
+    (`self._waiting += 1` ... `self._waiting -= 1`)?"""
+    changed: dict[str, set[type]] = {}
+    for statement in _own_statements(function):
+        if type(statement) is ast.AugAssign and type(statement.op) in (ast.Add, ast.Sub):
+            target = statement.target
+            if type(target) is ast.Attribute and _self_name(target.value):
+                changed.setdefault(target.attr, set()).add(type(statement.op))
+    return any(len(ops) == 2 for ops in changed.values())
+
+
+def _self_name(node: ast.expr) -> bool:
+    return type(node) is ast.Name and node.id == "self"  # type: ignore[attr-defined]
 
 
 def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:

@@ -292,6 +292,9 @@ class NarrowHandler:
     interrupt_text: str
     steps: tuple[HandlerStep, ...]
     cleaned_elsewhere: bool
+    # the handler's test of the caught error for cancellation (`isinstance(e, CancelledError)`),
+    # a branch that never runs: the handler is narrower than cancellation
+    cancel_test: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)
@@ -308,6 +311,9 @@ class UnprotectedRelease:
     acquired: cst.CSTNode  # the await that acquired it
     interrupt: cst.CSTNode  # the first await between the two
     interrupt_text: str
+    # the release takes back a change the function made to an attribute of `self` (`self.n -= 1`
+    # after `self.n += 1`), not a value an await acquired
+    undoes: bool = False
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:

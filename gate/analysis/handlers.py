@@ -176,6 +176,64 @@ def _attribute_targets(small: cst.BaseSmallStatement) -> list[str]:
     return [name for name in names if name and name.startswith("self.")]
 
 
+# The names of the cancellation exceptions a handler may test the caught error for
+CANCEL_CLASS_NAMES = frozenset({"CancelledError", "Cancelled"})
+
+
+def _cancel_test(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> cst.Call | None:
+    """The handler's `isinstance(error, CancelledError)` (or `(CancelledError, Other)`) of
+    the name it binds, not negated: a branch for what the handler, narrower than cancellation,
+    never catches."""
+    caught = _caught_name(handler)
+    if caught is None:
+        return None
+    # `if not isinstance(error, CancelledError):` leaves out what never comes: no bug
+    negated = {
+        id(node.expression)
+        for node in descendants(handler.body)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+    }
+    calls = collect(handler.body).calls
+    return next((c for c in calls if id(c) not in negated and _tests_for(c, caught)), None)
+
+
+def _tests_for(call: cst.Call, caught: str) -> bool:
+    """Is the call `isinstance(caught, ...)` with a cancellation exception among the classes?"""
+    if final_name(call.func) != "isinstance" or len(call.args) != 2:
+        return False
+    tested = call.args[0].value
+    return (
+        isinstance(tested, cst.Name)
+        and tested.value == caught
+        and _names_cancel(call.args[1].value)
+    )
+
+
+def _names_cancel(classes: cst.BaseExpression) -> bool:
+    """Does `isinstance`'s second argument name a cancellation exception (alone or in a tuple)?"""
+    listed = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    return any(final_name(listed_class) in CANCEL_CLASS_NAMES for listed_class in listed)
+
+
+def _resets(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[HandlerStep]:
+    """The attributes of `self` a handler that re-raises sets to None at its top
+    (`self._connection = None`): the object forgets what the failed work left half made, so a
+    cancel that bypasses the handler leaves it claiming it (`Already connected`)."""
+    steps = []
+    for statement in statements(handler.body):
+        if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            continue
+        for small in statement.body:
+            targets = _attribute_targets(small) if isinstance(small, cst.Assign) else []
+            if targets and _is_none(small.value):  # type: ignore[attr-defined]
+                steps.append(HandlerStep(small, f"{targets[0]} = None", Consequence.BEST_EFFORT))
+    return steps
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def _awaited_names(body: cst.CSTNode) -> set[str]:
     """Names the function binds to an awaited value: `conn = await pool.acquire()`."""
     names: set[str] = set()
@@ -257,12 +315,26 @@ class _NarrowHandlers:
         # the statements before each `try` in its block, by id of the `try`
         self.before: dict[int, Sequence[cst.BaseStatement]] = {}
         self._collect(snippet.function.body)
-        for statement in self.tries:
+        for statement in [] if self._shielded_by_callers() else self.tries:
             self._judge(statement)
         analyser.node_snippets.update(
             (id(node), snippet)
             for found in self.found
             for node in (found.handler, found.interrupt, *(step.node for step in found.steps))
+        )
+        analyser.node_snippets.update(
+            (id(found.cancel_test), snippet) for found in self.found if found.cancel_test
+        )
+
+    def _shielded_by_callers(self) -> bool:
+        """Does every place in the project that runs the function shield it (a task it runs
+        in that is only waited on through `asyncio.shield` or `asyncio.wait`)? Then no cancel
+        lands inside it, and a handler narrower than cancellation misses nothing."""
+        project = self.analyser.project
+        return (
+            self.span.is_async
+            and project is not None
+            and project.shielded_by_callers(self.span.qualname)
         )
 
     @functools.cached_property
@@ -335,6 +407,9 @@ class _NarrowHandlers:
         if interrupt is None:
             return
         for handler in statement.handlers:
+            test = _cancel_test(handler)
+            if test is not None:
+                self.found.append(self._tested(handler, interrupt, test))
             steps = self._steps(statement, handler, _broad_or_timeout(handler))
             if steps and not self._nothing_to_undo(statement, steps):
                 cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
@@ -349,6 +424,23 @@ class _NarrowHandlers:
                         cleaned_elsewhere=bool(cleaned & self.cancel_paths),
                     )
                 )
+
+    def _tested(
+        self,
+        handler: cst.ExceptHandler | cst.ExceptStarHandler,
+        interrupt: cst.CSTNode,
+        test: cst.CSTNode,
+    ) -> NarrowHandler:
+        return NarrowHandler(
+            function=self.span.qualname,
+            function_lines=(self.span.first_line, self.span.last_line),
+            handler=handler,
+            interrupt=interrupt,
+            interrupt_text=self._code(interrupt),
+            steps=(),
+            cleaned_elsewhere=False,
+            cancel_test=test,
+        )
 
     def _nothing_to_undo(self, statement: cst.Try | cst.TryStar, steps: list[HandlerStep]) -> bool:
         """Would the handler's steps do nothing on a cancel's path? So when each is a method of
@@ -407,6 +499,8 @@ class _NarrowHandlers:
                 steps.append(HandlerStep(call, label, consequence))
         if _catches_timeout(handler):
             steps += self._state_changes(handler)
+        elif broad and _reraises(handler):
+            steps += _resets(handler)
         return steps
 
     def _cost(

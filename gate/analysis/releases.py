@@ -4,7 +4,7 @@ unprotected-release)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ import libcst as cst
 
 from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
 from gate.analysis.cstwalk import descendants, walk
-from gate.analysis.facts import UnprotectedRelease
+from gate.analysis.facts import Consequence, UnprotectedRelease
 from gate.analysis.vocabulary import Vocabulary, gives_back, looks_up
 from gate.analysis.walker import _unconditional_raise, dotted_name, final_name
 
@@ -349,3 +349,106 @@ def _code(module: cst.Module, node: cst.CSTNode) -> str:
     text = module.code_for_node(node).strip()
     first = text.splitlines()[0] if text else ""
     return first if len(first) <= 80 else first[:77] + "..."
+
+
+def unprotected_brackets(analyser: Analyser, span: FunctionSpan) -> list[UnprotectedRelease]:
+    """The subtractions from an attribute of `self` that take back an addition the function
+    made earlier in the same block (`self._waiting += 1` ... `self._waiting -= 1`) with an await
+    that can suspend in between, when no `finally:` or handler of the function subtracts too: a
+    cancel at the await leaves the count raised for good."""
+    snippet = analyser.snippet_of(span)
+    body = snippet.function.body
+    suspends = _suspends(analyser, span)
+    protected = _taken_back_on_every_path(body)
+    found = []
+    for block in _blocks_of(body):
+        for added, taken, between in _brackets(block, protected, suspends):
+            found.append(
+                UnprotectedRelease(
+                    function=span.qualname,
+                    function_lines=(span.first_line, span.last_line),
+                    release=taken,
+                    label=snippet.module.code_for_node(taken).strip(),
+                    consequence=Consequence.BEST_EFFORT,
+                    acquired=added,
+                    interrupt=between,
+                    interrupt_text=_code(snippet.module, between),
+                    undoes=True,
+                )
+            )
+    analyser.node_snippets.update(
+        (id(node), snippet)
+        for item in found
+        for node in (item.release, item.acquired, item.interrupt)
+    )
+    return found
+
+
+def _counted(small: cst.CSTNode, operator: type) -> str | None:
+    """The attribute of `self` an augmented assignment adds to or subtracts from."""
+    if not isinstance(small, cst.AugAssign) or not isinstance(small.operator, operator):
+        return None
+    name = dotted_name(small.target) if isinstance(small.target, cst.Attribute) else None
+    return name if name and name.startswith("self.") and name.count(".") == 1 else None
+
+
+def _taken_back_on_every_path(body: cst.CSTNode) -> set[str]:
+    """The attributes the function subtracts from in a `finally:` or a handler."""
+    guarded = [
+        node for node in descendants(body) if isinstance(node, cst.Finally | cst.ExceptHandler)
+    ]
+    return {
+        name
+        for block in guarded
+        for node in descendants(block)
+        if (name := _counted(node, cst.SubtractAssign))
+    }
+
+
+def _blocks_of(body: cst.CSTNode) -> Iterator[Sequence[cst.BaseStatement]]:
+    """The statement lists of the function's own code (not nested functions or classes)."""
+    pending = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.IndentedBlock):
+            yield node.body
+        for child in node.children:
+            if not isinstance(child, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                pending.append(child)
+
+
+def _brackets(
+    block: Sequence[cst.BaseStatement],
+    protected: set[str],
+    suspends: Callable[[cst.Await], bool],
+) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, cst.CSTNode]]:
+    """(the addition, the subtraction, the first await between that can suspend) for each
+    bracket of one block."""
+    open_: dict[str, tuple[cst.CSTNode, int]] = {}
+    for index, statement in enumerate(block):
+        for small in (
+            getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ()
+        ):
+            added, taken = _counted(small, cst.AddAssign), _counted(small, cst.SubtractAssign)
+            if added and added not in protected:
+                open_[added] = (small, index)
+            elif taken in open_:
+                start, first = open_.pop(taken)  # type: ignore[arg-type]
+                between = _first_suspension(block[first + 1 : index], suspends)
+                if between is not None:
+                    yield start, small, between
+
+
+def _first_suspension(
+    statements: Sequence[cst.BaseStatement], suspends: Callable[[cst.Await], bool]
+) -> cst.CSTNode | None:
+    """The first await (or `async with`/`async for`) of the statements that can suspend."""
+    for statement in statements:
+        for node in descendants(statement):
+            if isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+                break
+            if isinstance(node, cst.Await) and suspends(node):
+                return node
+            if isinstance(node, cst.With | cst.For) and node.asynchronous is not None:
+                return node
+    return None

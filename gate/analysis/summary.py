@@ -650,6 +650,7 @@ class _ModuleWalk:
                 self.types[(qualname, target.id)] = made
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
+        self.record_containers(node, qualname, owner)
         returned = _returned_class(node, qualname, self.types)
         if returned is not None:
             self.types[(qualname, RETURNED)] = returned
@@ -661,6 +662,15 @@ class _ModuleWalk:
         host = _self_annotation(node)
         if host is not None:
             self.types[(qualname, "self")] = host
+
+    def record_containers(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
+    ) -> None:
+        """What the function's containers of one class hold, and its loops over them bind."""
+        for scope, name, contains in _annotated_containers(node, qualname, owner):
+            self.types.setdefault((scope, name), contains)
+        for target, item in _loop_items(node, qualname, owner, self.types):
+            self.types.setdefault((qualname, target), item)
 
 
 # Decorators that make a method an attribute holding what it returns
@@ -1014,6 +1024,200 @@ def _subscripted_class(annotation: ast.Subscript) -> str | None:
     return dotted(annotation.value) if generic in STREAM_CLASSES else None
 
 
+# The suffixes under which a module's types keep what a container a name or an attribute
+# holds contains: its items (`self._sites: list[Site]`, kept as `_sites[]`) and a mapping's
+# values (`dict[str, Site]`, kept as `_sites{}`)
+ITEMS = "[]"
+VALUES = "{}"
+
+# Generic containers whose one parameter is what iterating them gives
+SEQUENCE_GENERICS = frozenset(
+    {
+        "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+        "Iterable", "Collection", "AbstractSet", "MutableSet", "deque", "Deque", "WeakSet",
+    }
+)  # fmt: skip
+# Generic mappings whose second parameter is what `.values()` gives
+MAPPING_GENERICS = frozenset(
+    {
+        "dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "DefaultDict",
+        "OrderedDict", "WeakValueDictionary",
+    }
+)  # fmt: skip
+
+
+def _contained(annotation: ast.expr | None) -> tuple[str, str] | None:
+    """(suffix, class) for an annotation of a container of one class, `None` aside:
+    `list[Site]` and `tuple[Site, ...]` hold `Site` items (`[]`), `dict[str, Site]` `Site`
+    values (`{}`); a tuple of one class in each place (`tuple[Req, Req]`) holds it too."""
+    annotation = _without_none(annotation)
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    generic, parameters = _final(annotation.value), annotation.slice
+    listed = parameters.elts if isinstance(parameters, ast.Tuple) else [parameters]
+    if generic in MAPPING_GENERICS:
+        value = _annotated_class(listed[1]) if len(listed) == 2 else None
+        return (VALUES, value) if value else None
+    item = _item_class(generic, listed)
+    return (ITEMS, item) if item else None
+
+
+def _item_class(generic: str, parameters: list[ast.expr]) -> str | None:
+    """The class of the items of a sequence or tuple of one class (`tuple[Site, ...]`)."""
+    if generic in ("tuple", "Tuple"):
+        variadic = len(parameters) == 2 and _is_ellipsis(parameters[1])
+        return _one_class(parameters[:1] if variadic else parameters)
+    return _one_class(parameters) if generic in SEQUENCE_GENERICS else None
+
+
+def _one_class(annotations: list[ast.expr]) -> str | None:
+    """The class every one of the annotations names, if they name one and the same."""
+    named = {_annotated_class(annotation) for annotation in annotations}
+    return named.pop() if len(named) == 1 else None
+
+
+def _without_none(annotation: ast.expr | None) -> ast.expr | None:
+    """The annotation `Optional[...]` or `... | None` wraps, or the annotation itself."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        kept = [side for side in (annotation.left, annotation.right) if not _is_none(side)]
+        return _without_none(kept[0]) if len(kept) == 1 else None
+    if isinstance(annotation, ast.Subscript) and _final(annotation.value) == "Optional":
+        return _without_none(annotation.slice)
+    return annotation
+
+
+def _is_ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def _annotated_containers(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
+) -> Iterator[tuple[str, str, str]]:
+    """(scope, suffixed name, class) for the function's parameters, locals and (in a method)
+    attributes of `self` annotated as containers of one class: `sites: list[Site]` and
+    `self._sites: list[Site] = []` hold `Site` items."""
+    arguments = function.args
+    annotated: list[tuple[ast.expr, ast.expr | None]] = [
+        (ast.Name(argument.arg), argument.annotation)
+        for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    ]
+    annotated += [
+        (statement.target, statement.annotation)
+        for statement in _statements_breadth_first(function)
+        if isinstance(statement, ast.AnnAssign)
+    ]
+    for target, annotation in annotated:
+        contained = _contained(annotation)
+        if contained is None:
+            continue
+        suffix, item = contained
+        if isinstance(target, ast.Name):
+            yield qualname, target.id + suffix, item
+        elif owner is not None and (attribute := _self_attribute(target)) is not None:
+            yield owner, attribute + suffix, item
+
+
+# Calls that give what they are passed to iterate, in its order or another
+ITERATION_WRAPPERS = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset"})
+
+
+def _loop_items(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> Iterator[tuple[str, str]]:
+    """(name, what it holds) for the names a `for` loop of the function binds to the items of
+    a container of one class: `for site in self._sites` (`Owner::_sites[]`, resolved when
+    looked up), `for name, site in self._by_name.items()`, `for site in list(sites)` of a
+    parameter `sites: list[Site]`. A name that another loop binds to something else, or to
+    what gate does not know, holds nothing known."""
+    found: dict[str, set[str]] = {}
+    for statement in _statements_breadth_first(function):
+        if type(statement) in (ast.For, ast.AsyncFor):
+            for name, held in _loop_bindings(statement, qualname, owner, types):  # type: ignore[arg-type]
+                found.setdefault(name, set()).add(held)
+    for name, held in found.items():
+        if len(held) == 1 and "" not in held:
+            yield name, held.pop()
+
+
+def _loop_bindings(
+    loop: ast.For | ast.AsyncFor,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> Iterator[tuple[str, str]]:
+    """Each name the loop binds, with the class it holds ("" when not known)."""
+    item = None
+    if type(loop) is ast.For:
+        item = _iterated_item(loop.target, loop.iter, qualname, owner, types)
+    for bound in ast.walk(loop.target):
+        if type(bound) is ast.Name:
+            yield bound.id, item[1] if item and item[0] == bound.id else ""
+
+
+def _iterated_item(
+    target: ast.expr,
+    iterated: ast.expr,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> tuple[str, str] | None:
+    """The name a loop binds to each item of `iterated` and the class it holds, when
+    `iterated` is a container of one class (through `list(...)`, `sorted(...)`,
+    `enumerate(...)`, `.values()`, `.items()`, `.copy()`)."""
+    target, iterated = _unwrapped(target, iterated)
+    target, iterated, suffix = _viewed(target, iterated)
+    if not isinstance(target, ast.Name):
+        return None
+    if isinstance(iterated, ast.Name):
+        held = types.get((qualname, iterated.id + suffix))
+        return (target.id, held) if held else None
+    attribute = _self_attribute(iterated) if owner is not None else None
+    if attribute is None:
+        return None
+    # known already (declared in the class body or an earlier method), or looked up later
+    held = types.get((owner, attribute + suffix))  # type: ignore[arg-type]
+    return target.id, held or f"{owner}{ATTRIBUTE_OF}{attribute}{suffix}"
+
+
+def _unwrapped(target: ast.expr, iterated: ast.expr) -> tuple[ast.expr, ast.expr]:
+    """The loop's target and iterable without the calls that pass the items on: `list(x)`,
+    `sorted(x)`; `enumerate(x)` with an `i, item` target."""
+    while isinstance(iterated, ast.Call) and iterated.args:
+        pair = _pair_target(target)
+        if _final(iterated.func) == "enumerate" and pair is not None:
+            target, iterated = pair[1], iterated.args[0]
+        elif isinstance(iterated.func, ast.Name) and iterated.func.id in ITERATION_WRAPPERS:
+            iterated = iterated.args[0]
+        else:
+            break
+    return target, iterated
+
+
+def _viewed(target: ast.expr, iterated: ast.expr) -> tuple[ast.expr, ast.expr, str]:
+    """The target, the container and what of it the loop takes: a mapping's values for
+    `.values()` and the second name of `for key, value in x.items()`, the items otherwise
+    (also of `x.copy()`)."""
+    if not isinstance(iterated, ast.Call) or not isinstance(iterated.func, ast.Attribute):
+        return target, iterated, ITEMS
+    method, container = iterated.func.attr, iterated.func.value
+    pair = _pair_target(target)
+    if method == "items" and pair is not None:
+        return pair[1], container, VALUES
+    if method in ("values", "copy"):
+        return target, container, VALUES if method == "values" else ITEMS
+    return target, iterated, ITEMS
+
+
+def _pair_target(target: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """The two names of a loop's `a, b` target."""
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        return target.elts[0], target.elts[1]
+    return None
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -1131,6 +1335,9 @@ def _annotated_fields(cls: ast.ClassDef) -> Iterator[tuple[str, str]]:
             annotated = _annotated_class(statement.annotation)
             if annotated:
                 yield statement.target.id, annotated
+            contained = _contained(statement.annotation)
+            if contained:  # a container of one class (`sites: list[Site]`) as `sites[]`
+                yield statement.target.id + contained[0], contained[1]
 
 
 def _statements_breadth_first(node: ast.AST) -> list[ast.AST]:
@@ -1192,6 +1399,25 @@ def summarise_module(
         sites,
         walk.queues,
         frozenset(walk.stubs),
+    )
+
+
+def summarise_imports(tree: ast.Module, relative: str, vocabulary: Vocabulary) -> ModuleSummary:
+    """The summary of a module with neither classes nor async code: only what it imports, so
+    that a name it re-exports (a package's `__init__.py`: `from .utils import cancel_and_wait`)
+    is followed to the module that defines it."""
+    module = module_name(relative)
+    package = module if relative.endswith("__init__.py") else module.rpartition(".")[0]
+    walk = _ModuleWalk(vocabulary, package, light=True, may_shield=False)
+    pending: list[ast.AST] = [tree]
+    while pending:
+        for child in child_statements(pending.pop()):
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                walk.imported(child)
+            elif type(child) in HOLDS_STATEMENTS:  # `if TYPE_CHECKING:`, `try:` around imports
+                pending.append(child)
+    return ModuleSummary(
+        module, {}, {}, frozenset(), walk.imports, {}, (), frozenset(), frozenset()
     )
 
 
@@ -1353,11 +1579,14 @@ def _self_attribute(node: ast.AST) -> str | None:
 
 
 def _only_shields_or_asks(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """Is this read of a task attribute `asyncio.shield(self.t)`, a test of it (`self.t is
-    None`, `if self.t:`) or a query (`self.t.done()`), not a wait or a cancel?"""
+    """Is this read of a task attribute `asyncio.shield(self.t)`, `asyncio.wait([self.t])`
+    (which a cancel of the waiter does not pass on), a test of it (`self.t is None`, `if
+    self.t:`) or a query (`self.t.done()`), not a wait that passes a cancel on or a cancel?"""
     parent = parents.get(id(use))
     if isinstance(parent, ast.Call) and _final(parent.func) == "shield":
         return bool(parent.args) and parent.args[0] is use
+    if isinstance(parent, ast.List | ast.Set | ast.Tuple):
+        return _waited_apart(parent, parents)
     if isinstance(parent, ast.Compare | ast.If | ast.While | ast.BoolOp | ast.UnaryOp):
         return True
     if isinstance(parent, ast.Attribute) and parent.attr in _TASK_QUERIES:
@@ -1365,6 +1594,15 @@ def _only_shields_or_asks(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
     if isinstance(parent, ast.AnnAssign):
         return parent.target is use  # `self.t: Task | None = None`
     return isinstance(parent, ast.Assign) and _assigned_or_aliased(use, parent)
+
+
+def _waited_apart(tasks: ast.expr, parents: dict[int, ast.AST]) -> bool:
+    """Are these tasks what `asyncio.wait(...)` is given? It waits for them without cancelling
+    them when it is cancelled itself."""
+    call = parents.get(id(tasks))
+    if not isinstance(call, ast.Call) or not call.args or call.args[0] is not tasks:
+        return False
+    return dotted(call.func) in ("asyncio.wait", "wait")
 
 
 def _assigned_or_aliased(use: ast.AST, parent: ast.Assign) -> bool:
@@ -1690,10 +1928,10 @@ class ProjectIndex:
         return not self.callers_complete(qualname) or self.called(module, qualname)
 
     def callers_complete(self, qualname: str) -> bool:
-        """Are all the places in the project that may run a function of this name in the
-        index? Yes when the run was given whole directories; for single files, when every
-        project source that mentions the name is a module the index read in full (a light
-        summary records no call sites)."""
+        """Are all the places in the project that may run a function of this name (or name a
+        class of it) in the index? Yes when the run was given whole directories; for single
+        files, when every project source that mentions the name is a module the index read in
+        full (a light summary records no call sites)."""
         name = qualname.rpartition(".")[2]
         if self.callers_known:
             return True
@@ -1999,18 +2237,35 @@ class ProjectIndex:
         self, home: ModuleSummary, cls: str, name: str
     ) -> list[tuple[ModuleSummary, FunctionSummary]]:
         """The summaries of the methods `name` defined by classes derived from `cls`, outside
-        the project's tests; none unless the run read every source that names the method."""
-        if not self.callers_complete(name):
-            return []
-        found = []
+        the project's tests; none unless the run read every source that names `cls` or a class
+        derived from it (a subclass names its base)."""
+        found, derived = [], [cls]
         for module in self.modules.values():
             if module.module in self.test_modules:
                 continue  # a test's fake is not an implementation the code runs
             for qualname in module.classes:
+                if not self._derives(module, qualname, home, cls, 0):
+                    continue
+                derived.append(qualname)
                 summary = module.functions.get(f"{qualname}.{name}")
-                if summary is not None and self._derives(module, qualname, home, cls, 0):
+                if summary is not None:
                     found.append((module, summary))
-        return found
+        return found if all(map(self._subclasses_known, derived)) else []
+
+    def _subclasses_known(self, qualname: str) -> bool:
+        """Is every project class that may derive from this class in the index? Yes when the
+        run was given whole directories; for single files, when every project source that
+        names the class and defines a class is a module the index read."""
+        name = qualname.rpartition(".")[2]
+        if self.callers_known:
+            return True
+        key = f"class {name}"  # no function's name has a space
+        if key not in self._complete:
+            listed = self.sources.mentioning(name) if self.sources is not None else None
+            self._complete[key] = listed is not None and all(
+                module_name(path) in self.modules or "class " not in text for path, text in listed
+            )
+        return self._complete[key]
 
     def _private_implementations(self, call: str) -> list[tuple[ModuleSummary, FunctionSummary]]:
         """The project's methods a call of a private method (`model._cleanup_on_run_end()`)

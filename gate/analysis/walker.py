@@ -1404,6 +1404,10 @@ class _Analyser:
             from gate.analysis.releases import unprotected_releases
 
             self.unprotected_releases += unprotected_releases(self, span)
+        if span.brackets:
+            from gate.analysis.releases import unprotected_brackets
+
+            self.unprotected_releases += unprotected_brackets(self, span)
         kind = whole_body_kind(span, self.config)
         if kind is not None:
             return [self.analyse(span, kind, function.body)]

@@ -17,6 +17,14 @@ guard of each item of a loop (`for it in exits: try: await it.__anext__() except
 and a cancel at one of them ends the loop. Such a guard is a warning unless the guarded await is a
 step whose loss is an error.
 
+It also flags, in any async function, a handler narrower than cancellation after a `try` body
+that can be interrupted, when the handler tests the error it caught for cancellation
+(`except Exception as e: if isinstance(e, (asyncio.CancelledError, RetryJob)): requeue(job)`):
+the branch written for a cancel never runs, since Python 3.8 made `CancelledError` a
+`BaseException` (arq shipped this: a cancelled job was never re-queued). A negated test
+(`if not isinstance(e, CancelledError): log(...)`), written for Python 3.7, leaves out what never
+comes and is not reported. `--fix` has no rewrite for it outside a teardown region.
+
 ## Example
 ```python
 async def run(self):
@@ -77,6 +85,7 @@ The critical-step options of skippable-teardown-step decide which awaits matter.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from gate.analysis.facts import (
     Consequence,
@@ -85,11 +94,15 @@ from gate.analysis.facts import (
     EnclosureKind,
     InterruptPoint,
     ModuleAnalysis,
+    NarrowHandler,
     Region,
     precedes,
 )
-from gate.model import Family, Finding, Related, Severity
+from gate.model import Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Autofix, Locate, Rule, shared_sections
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 def misses_cancellation(enclosure: Enclosure) -> bool:
@@ -120,6 +133,9 @@ def _at_stake(
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    for handler in analysis.narrow_handlers:
+        if handler.cancel_test is not None:
+            yield _tested(analysis, locate, handler, handler.cancel_test)
     for region in analysis.regions:
         reported: set[int] = set()
         for point in region.points:
@@ -131,6 +147,24 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     continue
                 reported.add(id(enclosure.node))
                 yield _finding(analysis, locate, region, point, enclosure, skipped)
+
+
+def _tested(
+    analysis: ModuleAnalysis, locate: Locate, handler: NarrowHandler, test: cst.CSTNode
+) -> Finding:
+    """A handler narrower than cancellation that tests the error it caught for cancellation:
+    the branch for a cancel never runs, and the cancel at the interrupt skips what it would do."""
+    where, tested = locate(handler.interrupt), locate(test)
+    return RULE.finding(
+        locate(handler.handler),
+        f"this except clause tests the error for cancellation (line {tested.line}) but does not "
+        f"catch it: a CancelledError is a BaseException, so a cancel at line {where.line} "
+        f"(`{handler.interrupt_text}`) never reaches that branch",
+        f"{handler.function}\x1fcancel-test\x1f{handler.interrupt_text}",
+        related=(Related(where, "interrupt point"), Related(tested, "cancellation test")),
+        detail=TeardownDetail((where,), handler.function_lines),
+        severity=analysis.severity([Consequence.LOSES_WORK], None),
+    )
 
 
 def _reported(enclosure: Enclosure, skips: bool) -> bool:

@@ -6,6 +6,12 @@ Flags a call that releases something the function acquired with an await (`conn.
 suspend lies between the acquisition and the release, and neither a `finally:` nor a handler of
 the function releases it too: only the normal path gives it back.
 
+A count works the same way: `self._waiting -= 1` taking back a `self._waiting += 1` of the same
+block, with an await that can suspend in between, and no subtraction from it in a `finally:` or
+a handler of the function. A cancel at the await leaves the count raised for good (livekit's
+process pool spawned a process too many for every cancelled launch). These are warnings: the
+count is state of the process.
+
 ## Why is this bad?
 A cancel (a timeout around the call, a client that went away) lands at the await in between and
 leaves the function at once: the release below never runs. Connections opened for a check stay
@@ -92,11 +98,16 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for release in analysis.unprotected_releases:
         where = locate(release.interrupt)
         acquired = locate(release.acquired)
+        what = (
+            f"undoes line {acquired.line}'s change"
+            if release.undoes
+            else f"releases what line {acquired.line} acquired"
+        )
         yield RULE.finding(
             locate(release.release),
             f"`{release.label}` runs only on the normal path: a cancel at line {where.line} "
             f"(`{release.interrupt_text}`) leaves the function before it, and no finally "
-            f"block releases what line {acquired.line} acquired",
+            f"block {what}",
             f"{release.function}\x1f{release.label}",
             related=(Related(where, "interrupt point"), Related(acquired, "acquired here")),
             detail=TeardownDetail((where,), release.function_lines),

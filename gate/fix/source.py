@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gate.analysis.summary import ProjectSummaries
+from gate.checks import RULES
 from gate.config import GateConfig
 from gate.filters import Selection, without_noqa
 from gate.fix.analysed import Analysed, analyse
@@ -129,6 +130,37 @@ def _round(path: str, text: str, wanted: set[tuple[str, str]], options: _Options
     return grouped, new_text if fixed and new_text != text else None
 
 
+# What a finding of a rule that has a rewrite says when no region's rewrite covers it (a
+# handler that tests for a cancel it cannot catch, outside any teardown region)
+UNPLANNED_NOTE = "gate has no rewrite for line {line}; by hand: {fix}"
+
+
+def _with_fixes(
+    reported: Sequence[Finding],
+    wanted: set[tuple[str, str]],
+    planned: dict[str, Fix | None],
+    lines: list[str],
+) -> list[Finding]:
+    """The findings with the Fix planned for them; one whose rule has a rewrite that no plan
+    covers says why."""
+    return [
+        replace(f, fix=planned.get(f.fingerprint) or f.fix or _unplanned(f, lines))
+        if _key(f) in wanted
+        else f
+        for f in reported
+    ]
+
+
+def _unplanned(finding: Finding, lines: list[str]) -> Fix:
+    """The Fix of a finding no region's rewrite covers: its lines unchanged, and why."""
+    start = finding.location.line
+    end = max(finding.location.end_line or start, start)
+    rule = RULES.get(finding.code)
+    how = rule.fix if rule is not None else "see the rule's docs"
+    note = UNPLANNED_NOTE.format(line=start, fix=how)
+    return Fix(start, end, "".join(lines[start - 1 : end]), None, note)
+
+
 def _verified(
     path: str, text: str, grouped: list[Component], analysed: Analysed, options: _Options
 ) -> list[Component]:
@@ -169,7 +201,7 @@ def fix_source(
     options = _Options(settings, chosen, summaries)
     grouped, fixed = _round(path, text, wanted, options)
     by_fingerprint = {f.fingerprint: c.fix for c in grouped for f in c.findings}
-    findings = [replace(f, fix=by_fingerprint.get(f.fingerprint, f.fix)) for f in reported]
+    findings = _with_fixes(reported, wanted, by_fingerprint, source_lines(text))
     current = fixed
     for _ in range(rounds - 1):
         if current is None:
