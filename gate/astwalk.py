@@ -106,3 +106,28 @@ class PerType(dict[type, Decided], Generic[Decided]):
     def __missing__(self, kind: type) -> Decided:
         decided = self[kind] = self.decide(kind)
         return decided
+
+
+# The fields of each node type, in `ast`'s order, for the walks below
+FIELDS: PerType[tuple[str, ...]] = PerType(node_fields)
+
+
+def walk_nodes(pending: list[ast.AST], entered: PerType[bool]) -> list[ast.AST]:
+    """Every node of `pending` and below it that the walk enters (`entered` says which types it
+    goes into), depth first: each node's fields in order, the last one's nodes first. Loops
+    over per-type tables rather than `isinstance` tests: the summaries and the teardown
+    candidates run it over every node of every file. `pending` is consumed."""
+    found: list[ast.AST] = []
+    pop, push, add, fields = pending.pop, pending.append, found.append, FIELDS
+    while pending:
+        node = pop()
+        add(node)
+        for name in fields[type(node)]:
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in value:
+                    if entered[type(item)]:
+                        push(item)
+            elif entered[type(value)]:
+                push(value)
+    return found

@@ -17,7 +17,7 @@ from gate.astwalk import (
     PerType,
     child_nodes,
     child_statements,
-    node_fields,
+    walk_nodes,
 )
 from gate.config import TeardownConfig
 
@@ -139,29 +139,11 @@ def registered_callbacks(tree: ast.Module, data: bytes) -> frozenset[str]:
 def _calls(tree: ast.AST) -> list[ast.Call]:
     """Every call in the tree, in no particular order (what `ast.walk` finds, faster: the
     leaves that hold no call, names and constants, are not visited)."""
-    found: list[ast.Call] = []
-    pending = [tree]
-    pop, push, add = pending.pop, pending.append, found.append
-    visited, fields = _VISITED, _FIELDS
-    while pending:
-        node = pop()
-        kind = type(node)
-        if kind is ast.Call:
-            add(node)  # type: ignore[arg-type]
-        for name in fields[kind]:
-            value = getattr(node, name)
-            if type(value) is list:
-                for item in value:
-                    if visited[type(item)]:
-                        push(item)
-            elif visited[type(value)]:
-                push(value)
-    return found
+    return [node for node in walk_nodes([tree], _VISITED) if type(node) is ast.Call]  # type: ignore[misc]
 
 
-# Whether `_calls` visits a value of a type, and the fields it reads of each node type
+# Whether `_calls` visits a value of a type
 _VISITED = PerType(lambda kind: issubclass(kind, ast.AST) and kind not in LEAVES)
-_FIELDS = PerType(node_fields)
 
 
 # Calls that run a coroutine to its end from sync code on a greenlet, suspending the task that
@@ -272,22 +254,7 @@ def _own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of a function's own code, not entering nested functions, classes or lambdas,
     in no particular order (`ctx` markers, names, constants and operators left out: what the
     callers read of a name they read from the node above it)."""
-    found: list[ast.AST] = []
-    pending = list(child_nodes(function, _NESTED))
-    pop, push, add = pending.pop, pending.append, found.append
-    entered, fields = _ENTERED, _FIELDS
-    while pending:
-        node = pop()
-        add(node)
-        for name in fields[type(node)]:
-            value = getattr(node, name)
-            if type(value) is list:
-                for item in value:
-                    if entered[type(item)]:
-                        push(item)
-            elif entered[type(value)]:
-                push(value)
-    return found
+    return walk_nodes(list(child_nodes(function, _NESTED)), _ENTERED)
 
 
 # Whether `_own_nodes` enters a value of a type: a node, neither a leaf nor a nested scope

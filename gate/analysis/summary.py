@@ -35,6 +35,7 @@ from gate.astwalk import (
     child_nodes,
     child_statements,
     node_fields,
+    walk_nodes,
 )
 
 
@@ -944,22 +945,8 @@ def _own_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes of a function's body (or a module's top level), not entering nested functions
     or classes, depth first (each node's fields in order, the last one's nodes first). Loops
     rather than `child_nodes`: this runs once per node of every summarised file."""
-    walked, fields = _WALKED, _FIELDS
-    found: list[ast.AST] = []
-    pending = [child for child in getattr(node, "body", []) if walked[type(child)]]
-    pop, push, add = pending.pop, pending.append, found.append
-    while pending:
-        current = pop()
-        add(current)
-        for name in fields[type(current)]:
-            value = getattr(current, name)
-            if type(value) is list:
-                for item in value:
-                    if walked[type(item)]:
-                        push(item)
-            elif walked[type(value)]:
-                push(value)
-    return found
+    pending = [child for child in getattr(node, "body", []) if _WALKED[type(child)]]
+    return walk_nodes(pending, _WALKED)
 
 
 # Nested scopes, and leaves that hold no call and hand nothing on by themselves (a name handed
@@ -986,7 +973,6 @@ _NOT_WALKED = frozenset(
 
 # Whether `_own_nodes` enters a value of a type: a node, not of the `_NOT_WALKED` types
 _WALKED = PerType(lambda kind: issubclass(kind, ast.AST) and kind not in _NOT_WALKED)
-_FIELDS = PerType(node_fields)  # the fields it reads of each node type
 
 # Methods where a context manager class opens the shielded scope it enters.
 SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
