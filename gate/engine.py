@@ -230,8 +230,9 @@ def file_results(
             summaries = [r.summary for r in results if r.summary is not None] + imported
             if not callers_known and sources is not None:
                 reader = _Reader(root, settings, options, cache, files, summaries)
-                imported += _implementer_summaries(reader, sources)
-                summaries = [r.summary for r in results if r.summary is not None] + imported
+                implementers = _implementer_summaries(reader, sources)
+                imported += implementers
+                summaries += implementers
             tests = settings.teardown.test_paths
             test_modules = frozenset(
                 s.module for s in summaries if matches(s.module.replace(".", "/") + ".py", tests)
