@@ -1755,3 +1755,41 @@ def test_a_loop_over_a_container_of_one_class_binds_that_class(in_tmp: Path, cap
     write(in_tmp / "runner.py", LOOPED.replace("OTHER", "site"))
     found = {f[:2] for f in _findings(capsys, "--no-cache", "runner.py")}
     assert {("GATE101", 14), ("GATE101", 16), ("GATE101", 22), ("GATE100", 23)} <= found
+
+
+CANCEL_TEST_AND_COUNT = """\
+import asyncio
+
+
+class Worker:
+    async def run_job(self, job):
+        try:
+            await job.run()
+        except Exception as error:
+            if isinstance(error, asyncio.CancelledError):
+                self.requeue(job)
+
+    async def launch(self, job):
+        self._waiting += 1
+        proc = await self._idle.get()
+        self._waiting -= 1
+        return proc
+"""
+
+
+def test_a_dead_cancel_branch_and_a_count_left_raised_say_so(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "worker.py", CANCEL_TEST_AND_COUNT)
+    code, out, err = run(capsys, "check", "--no-cache", "--format", "json", "worker.py")
+    assert code == 1, err
+    found = {(f["code"], f["line"]): f["message"] for f in json.loads(out)["findings"]}
+    assert found[("GATE102", 8)] == (
+        "this except clause tests the error for cancellation (line 9) but does not catch it: "
+        "a CancelledError is a BaseException, so a cancel at line 7 (`await job.run()`) never "
+        "reaches that branch"
+    )
+    assert found[("GATE107", 15)] == (
+        "`self._waiting -= 1` runs only on the normal path: a cancel at line 14 "
+        "(`await self._idle.get()`) leaves the function before it, and no finally block undoes "
+        "line 13's change"
+    )
