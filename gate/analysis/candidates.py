@@ -44,6 +44,9 @@ class FunctionSpan:
     # the function adds to an attribute of `self` and takes it back off (`self.n += 1` ...
     # `self.n -= 1`), for unprotected-release
     brackets: bool = False
+    # an `async with AsyncExitStack() as stack:` block of it pushes a callback
+    # (`stack.push_async_callback(conn.close)`): its exit awaits the callback in teardown
+    pushes_callbacks: bool = False
 
 
 def _final_names(node: ast.expr | None) -> list[str | None]:
@@ -83,6 +86,33 @@ def _has_region_syntax(function: ast.AST) -> bool:
 
 
 _TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
+
+
+def _pushes_callbacks(function: ast.AST) -> bool:
+    """Does an `async with` of the function's own code enter an `AsyncExitStack` whose
+    `push_async_callback` it calls? (Only asked in a module that registers callbacks.)"""
+    nodes = _own_nodes(function)
+    stacks = {name for node in nodes if isinstance(node, ast.AsyncWith) for name in _stacks(node)}
+    return bool(stacks) and any(_pushed_name(node) in stacks for node in nodes)
+
+
+def _stacks(statement: ast.AsyncWith) -> Iterator[str]:
+    """The names an `async with` binds an `AsyncExitStack()` to."""
+    for item in statement.items:
+        call, target = item.context_expr, item.optional_vars
+        named = isinstance(call, ast.Call) and _final_name(call.func) == "AsyncExitStack"
+        if named and isinstance(target, ast.Name):
+            yield target.id
+
+
+def _pushed_name(node: ast.AST) -> str | None:
+    """The stack a `stack.push_async_callback(...)` call pushes onto, by name."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    func = node.func
+    if func.attr == "push_async_callback" and isinstance(func.value, ast.Name):
+        return func.value.id
+    return None
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
@@ -215,6 +245,7 @@ def _span(
         _acts_on_acquired(function) if is_async else (),  # type: ignore[arg-type]
         bridges and not is_async and _bridges(function),  # type: ignore[arg-type]
         is_async and _brackets(function),
+        is_async and bool(registered) and _pushes_callbacks(function),
     )
 
 
@@ -226,12 +257,17 @@ def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = Tr
         return True  # its narrow handlers, for cleanup-only-on-error
     return span.is_async and (
         span.has_region_syntax
-        or span.name == "__aexit__"
-        or configured(span, config)
         or span.registered
-        or is_teardown_method(span, config)
+        or span.pushes_callbacks
+        or _named_teardown(span, config)
         or (releases and (span.brackets or releases_acquired(span, config)))
     )
+
+
+def _named_teardown(span: FunctionSpan, config: TeardownConfig) -> bool:
+    """Is the function teardown by its name: `__aexit__`, a configured function, a teardown
+    method?"""
+    return span.name == "__aexit__" or configured(span, config) or is_teardown_method(span, config)
 
 
 def releases_acquired(span: FunctionSpan, config: TeardownConfig) -> bool:

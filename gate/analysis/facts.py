@@ -377,6 +377,21 @@ def precedes(point: InterruptPoint, step: CriticalStep) -> bool:
 
 
 @dataclass(frozen=True)
+class StackCallback:
+    """An awaitable pushed onto the exit stack of an `async with` block, with an await after
+    the push in the block that a cancel can land in: the block's exit then awaits the callback
+    in a cancelled scope."""
+
+    function: str
+    function_lines: tuple[int, int]
+    push: cst.CSTNode  # the push call
+    label: str  # what is pushed (`conn.close`)
+    stack: cst.CSTNode  # the `async with` statement
+    interrupt: cst.CSTNode  # the first await after the push
+    consequence: Consequence | None  # None: the callback's name names no step
+
+
+@dataclass(frozen=True)
 class ModuleAnalysis:
     """The regions of one file, whether it is level-triggered (trio/anyio), where each reported
     node's position can be resolved (by id of the node), whether the file is test code, and the
@@ -390,6 +405,7 @@ class ModuleAnalysis:
     narrow_handlers: tuple[NarrowHandler, ...] = ()
     unprotected_releases: tuple[UnprotectedRelease, ...] = ()
     asyncio: bool = False  # the module imports asyncio
+    stack_callbacks: tuple[StackCallback, ...] = ()
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.

@@ -46,6 +46,7 @@ from gate.analysis.facts import (
     NarrowHandler,
     Region,
     RegionKind,
+    StackCallback,
     Tiers,
     UnprotectedRelease,
     precedes,
@@ -1316,6 +1317,7 @@ class _Analyser:
         self.regions: list[Region] = []
         self.narrow_handlers: list[NarrowHandler] = []
         self.unprotected_releases: list[UnprotectedRelease] = []
+        self.stack_callbacks: list[StackCallback] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
         self.links = _Links()
@@ -1408,6 +1410,10 @@ class _Analyser:
             from gate.analysis.releases import unprotected_brackets
 
             self.unprotected_releases += unprotected_brackets(self, span)
+        if span.pushes_callbacks:
+            from gate.analysis.exit_stacks import stack_callbacks
+
+            self.stack_callbacks += stack_callbacks(self, span)
         kind = whole_body_kind(span, self.config)
         if kind is not None:
             return [self.analyse(span, kind, function.body)]
@@ -1513,6 +1519,7 @@ def analyse_functions(
         tuple(analyser.narrow_handlers),
         tuple(analyser.unprotected_releases),
         uses_asyncio,
+        tuple(analyser.stack_callbacks),
     )
 
 

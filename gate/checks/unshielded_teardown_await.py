@@ -3,7 +3,11 @@
 ## What it does
 In a module that uses trio or anyio, flags every await, `async for` and `async with` in a teardown
 region that is not inside a shielded cancel scope (`CancelScope(shield=True)`,
-`move_on_after(..., shield=True)`, `fail_after(..., shield=True)`) or a configured shield helper.
+`move_on_after(..., shield=True)`, `fail_after(..., shield=True)`) or a configured shield helper,
+and every awaitable pushed onto the exit stack of an `async with AsyncExitStack() as stack:`
+block (`stack.push_async_callback(conn.close)`) with an await after the push: the block's exit
+awaits it, in teardown, as a `finally:` would. A project function pushed there is a teardown
+region of its own and is judged in its body.
 A no-argument `.aclose()` is exempt: those must close even when cancelled. So is what cannot
 suspend, and so cannot raise: an await of a project function that never suspends, and an
 `async with` whose managers never suspend (a no-op `__aenter__`, an `asyncio.Lock` attribute that
@@ -78,7 +82,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.analysis.vocabulary import only_waits
-from gate.model import Family, Finding, Severity
+from gate.model import Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
@@ -103,6 +107,7 @@ def _exposed(point: InterruptPoint, at_stake: list[CriticalStep]) -> bool:
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     if not analysis.level_triggered:
         return
+    yield from _stack_callbacks(analysis, locate)
     for region in analysis.regions:
         for point in region.points:
             at_stake = [
@@ -121,6 +126,25 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 detail=region.teardown_detail((where,), locate),
                 severity=_severity(analysis, at_stake, region),
             )
+
+
+def _stack_callbacks(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    """An awaitable pushed onto the exit stack of an `async with` block is awaited when the
+    block exits: after a cancel at a later await of the block, in the cancelled scope."""
+    for pushed in analysis.stack_callbacks:
+        where = locate(pushed.interrupt)
+        stack = locate(pushed.stack)
+        consequences = [pushed.consequence] if pushed.consequence is not None else []
+        yield RULE.finding(
+            locate(pushed.push),
+            f"`{pushed.label}` is pushed onto the exit stack of the `async with` at line "
+            f"{stack.line}, which awaits it when the block exits, outside a shielded cancel "
+            f"scope: under trio/anyio a cancel at line {where.line} makes it raise at once",
+            f"{pushed.function}\x1f{pushed.label}",
+            related=(Related(where, "interrupt point"), Related(stack, "exit stack")),
+            detail=TeardownDetail((where,), pushed.function_lines),
+            severity=(analysis.severity(consequences, None) if consequences else Severity.WARNING),
+        )
 
 
 RULE = Rule(
