@@ -102,7 +102,7 @@ def check_docs_url(template: str) -> str:
 # Steps whose loss is a best-effort close of an in-process object the garbage collector closes
 # anyway (a socket, an HTTP session, a file): a warning, unless the receiver names something
 # outside the process (see EXTERNAL_WORDS in gate/analysis/walker.py).
-DEFAULT_BEST_EFFORT_TOKENS: tuple[str, ...] = ("close", "aclose", "disconnect")
+DEFAULT_BEST_EFFORT_TOKENS: tuple[str, ...] = ("close", "aclose", "disconnect", "cancel")
 
 # Async methods whose whole body is teardown: an interrupt at an earlier await skips the rest.
 DEFAULT_TEARDOWN_METHODS: tuple[str, ...] = (

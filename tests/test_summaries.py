@@ -723,6 +723,7 @@ async def reply(self, sandbox, workers):
             t.cancel()
         for worker in workers:
             worker.cancel()
+        self._sandbox_job.cancel()
 """
 
 
@@ -736,7 +737,8 @@ def test_network_writes_stops_of_clients_and_looped_tasks_are_warnings(
     assert ("GATE100", 8, "warning") in found  # stopping an in-process client
     assert ("GATE100", 9, "error") in found  # stopping a sandbox: outside the process
     assert ("GATE100", 11, "warning") in found  # `t` is one of `self.server_state.tasks`
-    assert ("GATE100", 13, "error") in found  # nothing says what a worker is
+    assert ("GATE100", 13, "warning") in found  # a cancel that names nothing outside
+    assert ("GATE100", 14, "error") in found  # the cancel of a sandbox's job: outside
 
 
 HELPER_STAKES = """\
