@@ -187,7 +187,9 @@ def _prepare_teardown(
 
 
 def _index(tree: ast.Module, data: bytes) -> tuple[list[FunctionSpan], bool]:
-    return index_functions(tree, registered_callbacks(tree, data), may_bridge(data))
+    return index_functions(
+        tree, registered_callbacks(tree, data), may_bridge(data), b".__aenter__(" in data
+    )
 
 
 def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) -> str:

@@ -47,6 +47,15 @@ class FunctionSpan:
     # an `async with AsyncExitStack() as stack:` block of it pushes a callback
     # (`stack.push_async_callback(conn.close)`): its exit awaits the callback in teardown
     pushes_callbacks: bool = False
+    # it enters a context manager by hand (`await self._portal.__aenter__()`): nothing exits
+    # it when a later await of the function is interrupted, unless the function does
+    enters_by_hand: bool = False
+
+    @property
+    def hands_on_teardown(self) -> bool:
+        """Does the function leave teardown to something else: callbacks it pushes onto an exit
+        stack, a context it enters by hand?"""
+        return self.pushes_callbacks or self.enters_by_hand
 
 
 def _final_names(node: ast.expr | None) -> list[str | None]:
@@ -86,6 +95,29 @@ def _has_region_syntax(function: ast.AST) -> bool:
 
 
 _TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
+
+
+def _hands_on(
+    function: ast.AST, is_async: bool, registers: bool, enters: bool
+) -> tuple[bool, bool]:
+    """Whether an async function pushes exit-stack callbacks (asked only in a module that
+    registers callbacks) and enters a context by hand (only in one whose text calls
+    `__aenter__()`)."""
+    if not is_async:
+        return False, False
+    return registers and _pushes_callbacks(function), enters and _enters_by_hand(function)
+
+
+def _enters_by_hand(function: ast.AST) -> bool:
+    """Does the function's own code await a context manager's `__aenter__()`? (Only asked in a
+    module whose text calls one.)"""
+    return any(
+        isinstance(node, ast.Await)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "__aenter__"
+        for node in _own_nodes(function)
+    )
 
 
 def _pushes_callbacks(function: ast.AST) -> bool:
@@ -198,18 +230,22 @@ def _bridges(function: ast.FunctionDef) -> bool:
 
 
 def index_functions(
-    tree: ast.Module, registered: frozenset[str] = frozenset(), bridges: bool = False
+    tree: ast.Module,
+    registered: frozenset[str] = frozenset(),
+    bridges: bool = False,
+    enters: bool = False,
 ) -> tuple[list[FunctionSpan], bool]:
     """Every function with its `__qualname__`, and whether the module is level-triggered: it
     imports trio or anyio, or, inside such a package, imports their names relatively. With
-    `bridges`, sync functions that call a greenlet bridge are marked."""
+    `bridges`, sync functions that call a greenlet bridge are marked; with `enters`, async
+    functions that await an `__aenter__()` by hand."""
     spans: list[FunctionSpan] = []
     libraries: set[str] = set()
 
     def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                span = _span(child, prefix + child.name, owner, registered, bridges)
+                span = _span(child, prefix + child.name, owner, registered, (bridges, enters))
                 spans.append(span)
                 walk(child, f"{span.qualname}.<locals>.", None)
             elif isinstance(child, ast.ClassDef):
@@ -229,8 +265,9 @@ def _span(
     qualname: str,
     owner: str | None,
     registered: frozenset[str],
-    bridges: bool,
+    asks: tuple[bool, bool],
 ) -> FunctionSpan:
+    bridges, enters = asks  # whether the module's text may hold a greenlet bridge, an __aenter__
     is_async = isinstance(function, ast.AsyncFunctionDef)
     return FunctionSpan(
         qualname,
@@ -245,7 +282,7 @@ def _span(
         _acts_on_acquired(function) if is_async else (),  # type: ignore[arg-type]
         bridges and not is_async and _bridges(function),  # type: ignore[arg-type]
         is_async and _brackets(function),
-        is_async and bool(registered) and _pushes_callbacks(function),
+        *_hands_on(function, is_async, bool(registered), enters),
     )
 
 
@@ -258,7 +295,7 @@ def is_candidate(span: FunctionSpan, config: TeardownConfig, releases: bool = Tr
     return span.is_async and (
         span.has_region_syntax
         or span.registered
-        or span.pushes_callbacks
+        or span.hands_on_teardown
         or _named_teardown(span, config)
         or (releases and (span.brackets or releases_acquired(span, config)))
     )

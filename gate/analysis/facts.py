@@ -392,6 +392,22 @@ class StackCallback:
 
 
 @dataclass(frozen=True)
+class HandEntered:
+    """A context manager the function enters by hand (`await self._portal.__aenter__()`), with
+    an await after it, outside any `try` that has a `finally:` or catches cancellation, that a
+    cancel can land in: the function then leaves with the context entered and nothing exits it
+    (a caller's `async with` never runs the `__aexit__` of an `__aenter__` that raised)."""
+
+    function: str
+    function_lines: tuple[int, int]
+    enter: cst.CSTNode  # the await of `__aenter__()`
+    label: str  # the manager (`self._portal`)
+    interrupt: cst.CSTNode
+    interrupt_text: str
+    consequence: Consequence
+
+
+@dataclass(frozen=True)
 class ModuleAnalysis:
     """The regions of one file, whether it is level-triggered (trio/anyio), where each reported
     node's position can be resolved (by id of the node), whether the file is test code, and the
@@ -406,6 +422,7 @@ class ModuleAnalysis:
     unprotected_releases: tuple[UnprotectedRelease, ...] = ()
     asyncio: bool = False  # the module imports asyncio
     stack_callbacks: tuple[StackCallback, ...] = ()
+    hand_entered: tuple[HandEntered, ...] = ()
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.

@@ -41,6 +41,7 @@ from gate.analysis.facts import (
     CriticalStep,
     Enclosure,
     EnclosureKind,
+    HandEntered,
     InterruptPoint,
     ModuleAnalysis,
     NarrowHandler,
@@ -1318,6 +1319,7 @@ class _Analyser:
         self.narrow_handlers: list[NarrowHandler] = []
         self.unprotected_releases: list[UnprotectedRelease] = []
         self.stack_callbacks: list[StackCallback] = []
+        self.hand_entered: list[HandEntered] = []
         self.node_snippets: dict[int, Snippet] = {}
         self.parsed: dict[int, Snippet] = {}  # by `def` line: qualnames repeat (redefinitions)
         self.links = _Links()
@@ -1414,6 +1416,10 @@ class _Analyser:
             from gate.analysis.exit_stacks import stack_callbacks
 
             self.stack_callbacks += stack_callbacks(self, span)
+        if span.enters_by_hand:
+            from gate.analysis.hand_entered import hand_entered
+
+            self.hand_entered += hand_entered(self, span)
         kind = whole_body_kind(span, self.config)
         if kind is not None:
             return [self.analyse(span, kind, function.body)]
@@ -1520,6 +1526,7 @@ def analyse_functions(
         tuple(analyser.unprotected_releases),
         uses_asyncio,
         tuple(analyser.stack_callbacks),
+        tuple(analyser.hand_entered),
     )
 
 
