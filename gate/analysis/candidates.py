@@ -245,7 +245,7 @@ def index_functions(
     def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
         for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                span = _span(child, prefix + child.name, owner, registered, (bridges, enters))
+                span = _span(child, prefix + child.name, owner, registered, bridges, enters)
                 spans.append(span)
                 walk(child, f"{span.qualname}.<locals>.", None)
             elif isinstance(child, ast.ClassDef):
@@ -265,9 +265,9 @@ def _span(
     qualname: str,
     owner: str | None,
     registered: frozenset[str],
-    asks: tuple[bool, bool],
+    bridges: bool,  # the module's text may hold a greenlet bridge
+    enters: bool,  # ... an `__aenter__()` call
 ) -> FunctionSpan:
-    bridges, enters = asks  # whether the module's text may hold a greenlet bridge, an __aenter__
     is_async = isinstance(function, ast.AsyncFunctionDef)
     return FunctionSpan(
         qualname,

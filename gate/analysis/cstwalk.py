@@ -43,6 +43,17 @@ LAYOUT = frozenset(
 )
 
 
+# The nodes whose bodies are another scope: a walk of one function's own code stops at them.
+NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def is_suspension(node: cst.CSTNode) -> bool:
+    """Is the node an await, an `async with` or an `async for`?"""
+    if isinstance(node, cst.With | cst.For):
+        return node.asynchronous is not None
+    return isinstance(node, cst.Await)
+
+
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """`node` and every node below it but layout (whitespace, comments, parentheses), each
     once, in no particular order."""

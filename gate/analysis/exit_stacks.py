@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gate.analysis.candidates import FunctionSpan
-from gate.analysis.cstwalk import in_source_order
+from gate.analysis.cstwalk import NESTED_SCOPES, in_source_order, is_suspension
 from gate.analysis.facts import StackCallback
 from gate.analysis.walker import _is_shield_scope, dotted_name, final_name
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 STACKS = frozenset({"AsyncExitStack"})
 PUSHES = frozenset({"push_async_callback"})
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def stack_callbacks(analyser: Analyser, span: FunctionSpan) -> list[StackCallback]:
@@ -68,7 +67,7 @@ def _stack_blocks(node: cst.CSTNode, shielded: bool) -> Iterator[tuple[cst.With,
     """The unshielded `async with AsyncExitStack() as name:` blocks below `node`, with the
     name, not entering nested functions."""
     for child in node.children:
-        if isinstance(child, _SCOPES):
+        if isinstance(child, NESTED_SCOPES):
             continue
         inner = shielded or (isinstance(child, cst.With) and _shields(child))
         if isinstance(child, cst.With) and child.asynchronous is not None and not inner:
@@ -92,7 +91,7 @@ def _stack_names(statement: cst.With) -> Iterator[str]:
 
 
 def _pushes(block: cst.With, stack: str) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
-    for node in in_source_order(block.body, _SCOPES):
+    for node in in_source_order(block.body, NESTED_SCOPES):
         if not isinstance(node, cst.Call) or not node.args:
             continue
         func = node.func
@@ -125,15 +124,9 @@ def _await_after(body: cst.BaseSuite, push: cst.Call) -> cst.CSTNode | None:
     """The first await, `async for` or `async with` of the block after the push, in source
     order: where a cancel can land with the callback on the stack."""
     seen = False
-    for node in in_source_order(body, _SCOPES):
+    for node in in_source_order(body, NESTED_SCOPES):
         if node is push:
             seen = True
-        elif seen and _suspends(node):
+        elif seen and is_suspension(node):
             return node
     return None
-
-
-def _suspends(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.Await):
-        return True
-    return isinstance(node, cst.With | cst.For) and node.asynchronous is not None

@@ -20,15 +20,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gate.analysis.candidates import FunctionSpan
+from gate.analysis.cstwalk import NESTED_SCOPES, descendants, is_suspension
 from gate.analysis.facts import Consequence, HandEntered
-from gate.analysis.releases import _suspends
+from gate.analysis.releases import await_suspends
 from gate.analysis.vocabulary import names_exit_stack
 from gate.analysis.walker import dotted_name, handler_catches_cancellation
 
 if TYPE_CHECKING:
     from gate.analysis.walker import _Analyser as Analyser
-
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 # A suspension of the function's own code, and whether a `try` around it unwinds on a cancel
 Suspension = tuple[cst.CSTNode, bool]
@@ -42,7 +41,7 @@ def hand_entered(analyser: Analyser, span: FunctionSpan) -> list[HandEntered]:
     path is judged by the rules of those paths (cleanup-only-on-error, unprotected-release)."""
     snippet = analyser.snippet_of(span)
     assigned = _assignments(snippet.function.body)
-    suspends = _suspends(analyser, span)
+    suspends = await_suspends(analyser, span)
     found = []
     suspensions = list(_suspensions(snippet.function.body, guarded=False))
     for index, (node, _) in enumerate(suspensions):
@@ -103,20 +102,14 @@ def _suspensions(node: cst.CSTNode, guarded: bool) -> Iterator[Suspension]:
     entering nested functions; `guarded` when a `try` around them has a `finally:` or catches
     cancellation."""
     for child in node.children:
-        if isinstance(child, _SCOPES):
+        if isinstance(child, NESTED_SCOPES):
             continue
-        if _is_suspension(child):
+        if is_suspension(child):
             yield child, guarded
         if isinstance(child, cst.Try):
             yield from _try_suspensions(child, guarded)
         else:
             yield from _suspensions(child, guarded)
-
-
-def _is_suspension(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.With | cst.For):
-        return node.asynchronous is not None
-    return isinstance(node, cst.Await)
 
 
 def _try_suspensions(statement: cst.Try, guarded: bool) -> Iterator[Suspension]:
@@ -152,13 +145,7 @@ def _exits(node: cst.CSTNode, names: set[str]) -> bool:
 
 def _inside(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
     """Is `node` part of the `__aenter__()` await itself (an await in its arguments)?"""
-    return node is outer or any(node is below for below in _below(outer))
-
-
-def _below(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for child in node.children:
-        yield child
-        yield from _below(child)
+    return any(node is below for below in descendants(outer))
 
 
 def _can_suspend(node: cst.CSTNode, suspends: Callable[[cst.Await], bool]) -> bool:
@@ -183,7 +170,7 @@ class _Assignments:
 def _assignments(body: cst.BaseSuite) -> _Assignments:
     declared: set[str] = set()
     pairs: list[tuple[str, str]] = []
-    for node in _below(body):
+    for node in descendants(body):
         if isinstance(node, cst.Nonlocal | cst.Global):
             declared.update(item.name.value for item in node.names)
         elif isinstance(node, cst.Assign | cst.AnnAssign) and node.value is not None:

@@ -28,7 +28,7 @@ def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     holders = _holders(body)
     if not holders:  # nothing acquired by an await: nothing to release
         return []
-    flow = _Flow(holders, analyser.vocabulary, _suspends(analyser, span))
+    flow = _Flow(holders, analyser.vocabulary, await_suspends(analyser, span))
     walk(body, flow)
     found = [
         _fact(span, snippet.module, release, acquired, between)
@@ -102,7 +102,7 @@ def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
     return point.order > acquired.order or bool(set(point.loops) & reacquires)
 
 
-def _suspends(analyser: Analyser, span: FunctionSpan) -> Callable[[cst.Await], bool]:
+def await_suspends(analyser: Analyser, span: FunctionSpan) -> Callable[[cst.Await], bool]:
     """Can awaiting this suspend? Not when the project's summary of the callee says it never
     does."""
     project = analyser.project
@@ -358,7 +358,7 @@ def unprotected_brackets(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     cancel at the await leaves the count raised for good."""
     snippet = analyser.snippet_of(span)
     body = snippet.function.body
-    suspends = _suspends(analyser, span)
+    suspends = await_suspends(analyser, span)
     protected = _taken_back_on_every_path(body)
     found = []
     for block in _blocks_of(body):

@@ -32,7 +32,7 @@ from gate.analysis.candidates import (
     is_teardown_method,
     releases_acquired,
 )
-from gate.analysis.cstwalk import descendants, in_source_order, parse_module
+from gate.analysis.cstwalk import NESTED_SCOPES, descendants, in_source_order, parse_module
 from gate.analysis.facts import (
     Arm,
     Branch,
@@ -169,7 +169,7 @@ def loop_receivers(node: cst.CSTNode) -> dict[int, str]:
     binds to each item (`for t in self.tasks: t.cancel()`), by id: what the loop iterates over,
     which says what the name holds. Nested scopes are not entered."""
     found: dict[int, str] = {}
-    for loop in in_source_order(node, _NESTED_SCOPES):
+    for loop in in_source_order(node, NESTED_SCOPES):
         if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
             continue
         source = _iterated(loop.iter)
@@ -194,14 +194,11 @@ class Collected:
     calls: list[cst.Call] = field(default_factory=list)
 
 
-_NESTED_SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
-
-
 def collect(node: cst.CSTNode) -> Collected:
     """The awaits and calls at or below `node`, not entering nested scopes (a `def`, `class` or
     `lambda`; nothing when `node` is one)."""
     found = Collected()
-    for below in in_source_order(node, _NESTED_SCOPES):
+    for below in in_source_order(node, NESTED_SCOPES):
         kind = type(below)  # no node class derives from these: an isinstance of an ABC is slow
         if kind is cst.Await:
             found.awaits.append(below)
@@ -1284,7 +1281,7 @@ def _never_finishes(body: cst.BaseSuite) -> bool:
     else:
         ends = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
     return ends and not any(
-        isinstance(node, cst.Return) for node in in_source_order(body, _NESTED_SCOPES)
+        isinstance(node, cst.Return) for node in in_source_order(body, NESTED_SCOPES)
     )
 
 
@@ -1297,7 +1294,7 @@ def _literally_true(node: cst.BaseExpression) -> bool:
 def _own_loop_body(loop: cst.While) -> Iterator[cst.CSTNode]:
     """The nodes of a loop's body that a `break` there would leave it from: not those of the
     loops and scopes nested in it."""
-    return in_source_order(loop.body, (*_NESTED_SCOPES, cst.For, cst.While))
+    return in_source_order(loop.body, (*NESTED_SCOPES, cst.For, cst.While))
 
 
 class _Analyser:
