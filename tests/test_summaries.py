@@ -1795,3 +1795,47 @@ def test_a_dead_cancel_branch_and_a_count_left_raised_say_so(in_tmp: Path, capsy
         "(`await self._idle.get()`) leaves the function before it, and no finally block undoes "
         "line 13's change"
     )
+
+
+ENTERED_BY_HAND = """\
+from contextlib import AsyncExitStack
+
+
+class Server:
+    async def start(self):
+        await self._portal.__aenter__()
+        await self._thread_start()
+
+    async def __aenter__(self):
+        self._exit_stack = AsyncExitStack()
+        await self._exit_stack.__aenter__()
+        await self._session.initialize()
+        return self
+"""
+
+
+def test_a_context_entered_by_hand_says_where_the_cancel_lands(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "server.py", ENTERED_BY_HAND)
+    code, out, err = run(capsys, "check", "--no-cache", "--format", "json", "server.py")
+    assert code == 1, err
+    found = {
+        (f["code"], f["line"]): (f["severity"], f["message"])
+        for f in json.loads(out)["findings"]
+        if f["code"] == "GATE108"
+    }
+    # a portal is a warning; an exit stack, named as one, an error
+    assert found == {
+        ("GATE108", 6): (
+            "warning",
+            "`self._portal` is entered by hand and a cancel at line 7 "
+            "(`await self._thread_start()`) leaves the function with it entered: nothing here "
+            "exits it on that path, and its owner's exit never runs",
+        ),
+        ("GATE108", 11): (
+            "error",
+            "`self._exit_stack` is entered by hand and a cancel at line 12 "
+            "(`await self._session.initialize()`) leaves the function with it entered: nothing "
+            "here exits it on that path, and its owner's exit never runs",
+        ),
+    }
