@@ -475,3 +475,45 @@ class DeviceClient:
             self._connection = None  # the error is handled here: no re-raise, no cleanup
             return False
         return True
+
+
+class ServerManager:
+    # The cancel handler re-raises before the bookkeeping the other handlers do on their way
+    # out: a server whose connect is cancelled is never recorded as failed, so the caller's
+    # cleanup of the failed servers leaves it half open (openai-agents-python's
+    # MCPServerManager._attempt_connect, fixed in PR 3919)
+    async def _attempt_connect(self, server):
+        try:
+            await server.connect()
+        except asyncio.CancelledError as exc:
+            if not self.suppress_cancelled_error:
+                raise
+            # ruleid: cleanup-only-on-error
+            self._record_failure(server, exc)
+        except BaseException as exc:
+            self._record_failure(server, exc)
+            raise
+
+    async def _attempt_connect_fixed(self, server):
+        try:
+            await server.connect()
+        except asyncio.CancelledError as exc:
+            # ok: cleanup-only-on-error
+            self._record_failure(server, exc)
+            if not self.suppress_cancelled_error:
+                raise
+        except BaseException as exc:
+            self._record_failure(server, exc)
+            raise
+
+    async def _attempt_quietly(self, server):
+        try:
+            await server.connect()
+        except asyncio.CancelledError as exc:
+            if not self.suppress_cancelled_error:
+                raise
+            # ok: cleanup-only-on-error
+            self._record_failure(server, exc)  # no other handler records before re-raising
+        except Exception as exc:
+            self._record_failure(server, exc)
+            return None

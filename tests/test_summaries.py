@@ -1839,3 +1839,38 @@ def test_a_context_entered_by_hand_says_where_the_cancel_lands(in_tmp: Path, cap
             "here exits it on that path, and its owner's exit never runs",
         ),
     }
+
+
+RAISED_FIRST = """\
+import asyncio
+
+
+class Manager:
+    async def connect(self, server):
+        try:
+            await server.connect()
+        except asyncio.CancelledError as exc:
+            if not self.suppress:
+                raise
+            self._record_failure(server, exc)
+            self._notify(server)
+        except BaseException as exc:
+            self._record_failure(server, exc)
+            raise
+"""
+
+
+def test_a_cancel_handler_that_re_raises_before_the_bookkeeping(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "manager.py", RAISED_FIRST)
+    code, out, err = run(capsys, "check", "--no-cache", "--format", "json", "manager.py")
+    assert code == 1, err
+    found = [f for f in json.loads(out)["findings"] if f["code"] == "GATE105"]
+    # only the step the other handler takes before re-raising; `_notify` is the suppress path's
+    assert [(f["line"], f["severity"]) for f in found] == [(11, "error")]
+    assert found[0]["message"] == (
+        "`self._record_failure()` runs in the cancellation handler only when it does not "
+        "re-raise: a cancel at line 7 (`await server.connect()`) that takes the raise at line 9 "
+        "skips it, though another handler of this `try` runs it before re-raising"
+    )
+    assert [r["line"] for r in found[0]["related"]] == [7, 9]

@@ -295,6 +295,9 @@ class NarrowHandler:
     # the handler's test of the caught error for cancellation (`isinstance(e, CancelledError)`),
     # a branch that never runs: the handler is narrower than cancellation
     cancel_test: cst.CSTNode | None = None
+    # for a cancellation handler's steps placed after a re-raise it may take: that `if ...:
+    # raise`, which the try's other handlers take only after those steps
+    raised_at: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)

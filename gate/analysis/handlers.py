@@ -295,6 +295,78 @@ def _binds(statement: cst.CSTNode, receiver: str | None) -> bool:
     )
 
 
+def _raise_branch(
+    statement: cst.BaseStatement, handler: cst.ExceptHandler | cst.ExceptStarHandler
+) -> bool:
+    """Is the statement an `if` with no `else` whose body re-raises what the handler caught
+    (`if not self.suppress_cancelled_error: raise`)?"""
+    return (
+        isinstance(statement, cst.If)
+        and statement.orelse is None
+        and _unconditional_raise(statement.body)
+        and _reraises_in(statement.body, _caught_name(handler))
+    )
+
+
+def _reraises_in(body: cst.BaseSuite, caught: str | None) -> bool:
+    """Does a raise at the top of the block re-raise the caught error (a bare `raise`, or
+    `raise name` of the name the handler binds)?"""
+    for statement in statements(body):
+        if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            for small in statement.body:
+                if isinstance(small, cst.Raise) and (
+                    small.exc is None
+                    or (isinstance(small.exc, cst.Name) and small.exc.value == caught)
+                ):
+                    return True
+    return False
+
+
+def _call_statement(statement: cst.BaseStatement) -> cst.Call | None:
+    """The call a statement of its own makes (`self._record(s)`, `await pool.discard(c)`)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    value = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(value, cst.Await):
+        value = value.expression
+    return value if isinstance(value, cst.Call) else None
+
+
+def _kept_by_other_handlers(statement: cst.Try | cst.TryStar, index: int) -> set[str]:
+    """The dotted names the `try`'s handlers other than `index` call before they re-raise,
+    less those its `finally:` calls anyway."""
+    kept = set().union(
+        *(_calls_before_reraise(h) for i, h in enumerate(statement.handlers) if i != index)
+    )
+    if statement.finalbody is not None:
+        kept -= {dotted_name(c.func) for c in collect(statement.finalbody.body).calls}
+    return kept
+
+
+def _named_calls(listed: Sequence[cst.BaseStatement]) -> list[tuple[cst.Call, str]]:
+    """The calls the statements make as statements of their own, with their dotted names."""
+    found = []
+    for statement in listed:
+        call = _call_statement(statement)
+        name = dotted_name(call.func) if call is not None else None
+        if call is not None and name is not None:
+            found.append((call, name))
+    return found
+
+
+def _calls_before_reraise(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> set[str]:
+    """The dotted names a handler that ends by re-raising calls, as statements of its own,
+    before that raise (none when it does not re-raise at its top level)."""
+    listed = statements(handler.body)
+    caught = _caught_name(handler)
+    for index, statement in enumerate(listed):
+        block = cst.IndentedBlock(body=[statement])
+        if isinstance(statement, cst.SimpleStatementLine) and _reraises_in(block, caught):
+            return {name for _, name in _named_calls(listed[:index])}
+    return set()
+
+
 def _first_bridge(calls: list[cst.Call]) -> cst.Call | None:
     return next((call for call in calls if final_name(call.func) in GREENLET_BRIDGES), None)
 
@@ -323,7 +395,10 @@ class _NarrowHandlers:
             for node in (found.handler, found.interrupt, *(step.node for step in found.steps))
         )
         analyser.node_snippets.update(
-            (id(found.cancel_test), snippet) for found in self.found if found.cancel_test
+            (id(node), snippet)
+            for found in self.found
+            for node in (found.cancel_test, found.raised_at)
+            if node is not None
         )
 
     def _shielded_by_callers(self) -> bool:
@@ -401,11 +476,13 @@ class _NarrowHandlers:
         return project.callee(self.span.qualname, self.span.class_qualname or "", awaited)
 
     def _judge(self, statement: cst.Try | cst.TryStar) -> None:
-        if cancel_handler_index(statement) is not None:
-            return  # the cancel has a handler of its own
+        index = cancel_handler_index(statement)
         interrupt = self._interrupt(statement)
         if interrupt is None:
             return
+        if index is not None:
+            self._raised_first(statement, index, interrupt)
+            return  # the cancel has a handler of its own
         for handler in statement.handlers:
             test = _cancel_test(handler)
             if test is not None:
@@ -424,6 +501,45 @@ class _NarrowHandlers:
                         cleaned_elsewhere=bool(cleaned & self.cancel_paths),
                     )
                 )
+
+    def _raised_first(
+        self, statement: cst.Try | cst.TryStar, index: int, interrupt: cst.Await | cst.Call
+    ) -> None:
+        """The steps of a cancellation handler placed after a re-raise it may take (`if not
+        self.suppress: raise`), which another handler of the same `try` takes before it
+        re-raises (`except BaseException: self._record_failure(s, e); raise`): the error paths
+        do the bookkeeping, the cancel that takes the raise skips it."""
+        handler = statement.handlers[index]
+        listed = statements(handler.body)
+        gate_at = next((i for i, s in enumerate(listed) if _raise_branch(s, handler)), None)
+        if gate_at is None:
+            return
+        kept_by_others = _kept_by_other_handlers(statement, index)
+        steps = [
+            HandlerStep(call, f"{name}()", self._bookkeeping_cost(name))
+            for call, name in _named_calls(listed[gate_at + 1 :])
+            if name in kept_by_others
+        ]
+        if steps:
+            self.found.append(
+                NarrowHandler(
+                    function=self.span.qualname,
+                    function_lines=(self.span.first_line, self.span.last_line),
+                    handler=handler,
+                    interrupt=interrupt,
+                    interrupt_text=self._code(interrupt),
+                    steps=tuple(steps),
+                    cleaned_elsewhere=False,
+                    raised_at=listed[gate_at],
+                )
+            )
+
+    def _bookkeeping_cost(self, name: str) -> Consequence:
+        """What skipping a step the error paths take costs: as its name says, best effort for
+        one whose name says nothing."""
+        receiver, _, method = name.rpartition(".")
+        cost = self.analyser.vocabulary.consequence(method, receiver or None)
+        return cost or Consequence.BEST_EFFORT
 
     def _tested(
         self,

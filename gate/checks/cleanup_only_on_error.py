@@ -8,6 +8,12 @@ after a `try` body that can be interrupted: `except Exception:`, `except Timeout
 function that awaits through a greenlet bridge (sqlalchemy's `await_only()`, `await_fallback()`,
 `await_()`) is judged the same way: the bridged call is where the driving task's cancel lands.
 
+Also flags a step of a cancellation handler placed after a re-raise the handler may take
+(`if not self.suppress_cancelled_error: raise`, then `self._record_failure(server, exc)`)
+when another handler of the same `try` takes that step before it re-raises (`except
+BaseException: self._record_failure(server, exc); raise`): the error paths do the bookkeeping
+the caller's cleanup relies on, and the cancel that takes the raise skips it.
+
 Not reported where the cleanup has nothing to undo on the cancel's path: every await of the
 `try` body that can suspend is a method of `self` that sets a flag of `self` only once its work
 is done (`initialize()` opening with `if self._initialized: return` and ending with
@@ -81,17 +87,32 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         if handler.cleaned_elsewhere:
             continue
         where = locate(handler.interrupt)
+        related = [Related(where, "interrupt point")]
+        if handler.raised_at is not None:
+            raised = locate(handler.raised_at)
+            related.append(Related(raised, "the re-raise a cancel takes first"))
         for step in handler.steps:
             yield RULE.finding(
                 locate(step.node),
-                f"`{step.label}` runs only when the `try` above raises an error: a cancel at "
-                f"line {where.line} (`{handler.interrupt_text}`) is no Exception and bypasses "
-                "this handler, so it never runs",
+                _message(step.label, where.line, handler.interrupt_text, handler.raised_at, locate),
                 f"{handler.function}\x1f{step.label}",
-                related=(Related(where, "interrupt point"),),
+                related=tuple(related),
                 detail=TeardownDetail((where,), handler.function_lines),
                 severity=analysis.severity([step.consequence], None),
             )
+
+
+def _message(label, line, interrupt, raised_at, locate: Locate) -> str:
+    if raised_at is None:
+        return (
+            f"`{label}` runs only when the `try` above raises an error: a cancel at line {line} "
+            f"(`{interrupt}`) is no Exception and bypasses this handler, so it never runs"
+        )
+    return (
+        f"`{label}` runs in the cancellation handler only when it does not re-raise: a cancel "
+        f"at line {line} (`{interrupt}`) that takes the raise at line {locate(raised_at).line} "
+        "skips it, though another handler of this `try` runs it before re-raising"
+    )
 
 
 RULE = Rule(
