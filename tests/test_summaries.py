@@ -1811,6 +1811,15 @@ class Server:
         await self._exit_stack.__aenter__()
         await self._session.initialize()
         return self
+
+
+class Client:
+    def __init__(self):
+        self._resources = AsyncExitStack()
+
+    async def open(self):
+        await self._resources.__aenter__()
+        await self._session.initialize()
 """
 
 
@@ -1835,6 +1844,13 @@ def test_a_context_entered_by_hand_says_where_the_cancel_lands(in_tmp: Path, cap
         ("GATE108", 11): (
             "error",
             "`self._exit_stack` is entered by hand and a cancel at line 12 "
+            "(`await self._session.initialize()`) leaves the function with it entered: nothing "
+            "here exits it on that path, and its owner's exit never runs",
+        ),
+        # an exit stack by what was assigned to it, whatever its name
+        ("GATE108", 21): (
+            "error",
+            "`self._resources` is entered by hand and a cancel at line 22 "
             "(`await self._session.initialize()`) leaves the function with it entered: nothing "
             "here exits it on that path, and its owner's exit never runs",
         ),

@@ -53,7 +53,8 @@ def hand_entered(analyser: Analyser, span: FunctionSpan) -> list[HandEntered]:
             continue  # the function exits it itself: cleanup-only-on-error judges the paths
         later = _first_exposed(suspensions[index + 1 :], node, suspends)
         if later is not None:
-            found.append(_fact(span, snippet.module, node, label, later))
+            stack = names_exit_stack(label) or _holds_exit_stack(analyser, span, label)
+            found.append(_fact(span, snippet.module, node, label, later, stack))
     analyser.node_snippets.update(
         (id(n), snippet) for item in found for n in (item.enter, item.interrupt)
     )
@@ -71,10 +72,26 @@ def _first_exposed(
     return None
 
 
+def _holds_exit_stack(analyser: Analyser, span: FunctionSpan, label: str) -> bool:
+    """Does the project record that the manager (`self._stack`) holds an (Async)ExitStack,
+    from what was assigned to it (`self._stack = AsyncExitStack()`)?"""
+    project = analyser.project
+    return project is not None and project.exit_stack(
+        span.qualname, span.class_qualname or "", label
+    )
+
+
 def _fact(
-    span: FunctionSpan, module: cst.Module, enter: cst.CSTNode, label: str, later: cst.CSTNode
+    span: FunctionSpan,
+    module: cst.Module,
+    enter: cst.CSTNode,
+    label: str,
+    later: cst.CSTNode,
+    exit_stack: bool,
 ) -> HandEntered:
-    consequence = Consequence.LOSES_WORK if names_exit_stack(label) else Consequence.BEST_EFFORT
+    """An exit stack left entered keeps whatever it entered (a server process, a session)
+    open: an error; another manager is judged a best-effort close."""
+    consequence = Consequence.LOSES_WORK if exit_stack else Consequence.BEST_EFFORT
     text = module.code_for_node(later).strip().splitlines()[0].removesuffix(":")
     return HandEntered(
         span.qualname,

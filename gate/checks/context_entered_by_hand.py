@@ -14,9 +14,10 @@ returns: a caller whose `start()` was cancelled never calls `stop()`, and a call
 portal stays open with its thread, an exit stack keeps the subprocesses and sessions entered into
 it, and anyio later fails with "exited non-innermost cancel scope".
 
-An exit stack entered by hand, named as one (`self._exit_stack`), is an error (it closes
-whatever was entered into it, processes and remote sessions included); other managers are
-warnings (see the README's tiers).
+An exit stack entered by hand is an error (it closes whatever was entered into it, processes
+and remote sessions included): a manager named as one (`self._exit_stack`), or one the project
+assigns an `AsyncExitStack()` or `ExitStack()` (`self._resources = AsyncExitStack()`); other
+managers are warnings (see the README's tiers).
 
 ## Example
 ```python
