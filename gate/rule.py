@@ -117,7 +117,9 @@ closes whatever was entered into it) is at stake, or when the finding is about c
 itself. A warning when:
 - the step is a best-effort close or stop of an in-process object (a socket, an HTTP session, a
   stream, a file, the client of a sandbox), a cancel that names nothing outside the process (a
-  task's `cancel()`, `cancel_and_wait(task)`), a write to a network transport,
+  task's `cancel()`, `cancel_and_wait(task)`), a write to a network transport, a
+  `remove`, `discard`, `pop` or `clear` on a list, set, dict or deque the project records the
+  receiver holds (`self._sites: list[Site] = []`, `self._starting = set()`): bookkeeping,
   a step of a teardown method (`close`, `stop`, ...) that names nothing outside the process and
   neither keeps data nor destroys something by its name (`self._save_state()` and `self.kill()`
   stay errors), or an await of a project function whose own steps are all of that kind;

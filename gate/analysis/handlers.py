@@ -18,6 +18,7 @@ from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import (
     _unconditional_raise,
     blocks,
+    bookkeeping,
     cancel_handler_index,
     collect,
     dotted_name,
@@ -463,6 +464,12 @@ class _NarrowHandlers:
                 return node
         return None
 
+    def _container(self, receiver: str) -> bool:
+        project = self.analyser.project
+        return project is not None and project.container(
+            self.span.qualname, self.span.class_qualname or "", receiver
+        )
+
     def _exit_stack(self, receiver: str) -> bool:
         project = self.analyser.project
         return project is not None and project.exit_stack(
@@ -649,6 +656,9 @@ class _NarrowHandlers:
         handler for the wait that timed out)."""
         source = self.loop_receivers.get(id(call))
         consequence = _release(self.analyser.vocabulary, call, name, source, self._exit_stack)
+        receiver = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+        if consequence is Consequence.LOSES_WORK and bookkeeping(name, receiver, self._container):
+            return Consequence.BEST_EFFORT
         if consequence is Consequence.LOSES_WORK and (
             self._runs_best_effort(call) or self._released_before(statement, call)
         ):

@@ -21,6 +21,7 @@ from gate.analysis.facts import Consequence
 from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
 from gate.analysis.state_flags import completing_flag, required_flag
 from gate.analysis.vocabulary import (
+    CONTAINER_TYPES,
     EXIT_STACK_TYPES,
     THREAD_WRAPPERS,
     Vocabulary,
@@ -1894,6 +1895,8 @@ class ProjectIndex:
         if kind == "stack":
             held = self._held(module, caller, owner, name)
             return held is not None and held[1].rpartition(".")[2] in EXIT_STACK_TYPES
+        if kind == "container":
+            return self._container(module, caller, owner, name)
         if kind in ("callers", "called", "uncancelled", "after_cancel"):
             if key not in self._caller_answers:  # asked again by every file on a warm run
                 self._caller_answers[key] = self._caller_fact(kind, module, caller)
@@ -2533,6 +2536,19 @@ class ProjectIndex:
             return None
         return self._class(module, _nearest(module, caller, receiver))
 
+    def _container(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
+        """Does the receiver (`self._sites`, a local) hold a built-in container: annotated as a
+        container of items (`self._sites: list[Site] = []`), or made by one (`set()`)?"""
+        parts = receiver.split(".")
+        if parts[0] in ("self", "cls") and owner and len(parts) == 2:
+            scope, name = owner, parts[1]
+        else:
+            scope, name = caller, receiver
+        if any((scope, f"{name}{suffix}") in module.types for suffix in (ITEMS, VALUES)):
+            return True
+        held = self._held(module, caller, owner, receiver)
+        return held is not None and held[1].rpartition(".")[2] in CONTAINER_TYPES
+
     def _held(
         self, module: ModuleSummary, caller: str, owner: str, receiver: str
     ) -> tuple[ModuleSummary, str, str] | None:
@@ -2795,3 +2811,6 @@ class ProjectView:
 
     def exit_stack(self, caller: str, owner: str, receiver: str) -> bool:
         return self._ask(("stack", self.module, caller, owner, receiver)) is True
+
+    def container(self, caller: str, owner: str, receiver: str) -> bool:
+        return self._ask(("container", self.module, caller, owner, receiver)) is True

@@ -178,6 +178,12 @@ def _keeps_data(matched: tuple[str, ...]) -> bool:
 # The types of a receiver that closes whatever was entered into it (subprocesses, remote
 # sessions, servers as often as in-process clients): closing one is never best effort by its name.
 EXIT_STACK_TYPES = frozenset({"AsyncExitStack", "ExitStack"})
+# The built-in containers (and the standard library's) whose `remove`, `discard`, `pop` or
+# `clear` is bookkeeping in the process's memory, by the last part of the name that makes them
+CONTAINER_TYPES = frozenset(
+    {"list", "set", "dict", "deque", "defaultdict", "OrderedDict", "WeakSet", "WeakValueDictionary"}
+    | {"WeakKeyDictionary", "Counter"}
+)
 
 
 def names_exit_stack(receiver: str | None) -> bool:

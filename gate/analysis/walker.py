@@ -92,6 +92,26 @@ class Project(Protocol):
         """Does the project record that this receiver (`self._stack`, a local) holds an
         (Async)ExitStack?"""
 
+    def container(self, caller: str, owner: str, receiver: str) -> bool:
+        """Does the project record that this receiver (`self._sites`, a local) holds a
+        built-in container (a list, set, dict or deque)?"""
+
+
+# What a built-in container's give-back methods are called, and containers every module sees
+CONTAINER_METHODS = frozenset({"remove", "discard", "pop", "popleft", "popitem", "clear"})
+STANDARD_CONTAINERS = frozenset({"sys.path", "sys.modules", "os.environ"})
+
+
+def bookkeeping(name: str, receiver: str | None, container: Callable[[str], bool]) -> bool:
+    """Is the step a give-back on a built-in container the project records the receiver holds
+    (`self._sites.remove(site)`, `self._starting.discard(key)`)? That is bookkeeping in the
+    process's memory: best effort, whatever the container holds."""
+    return (
+        receiver is not None
+        and name in CONTAINER_METHODS
+        and (receiver in STANDARD_CONTAINERS or container(receiver))
+    )
+
 
 # Awaits whose work runs on when the awaiting task is cancelled: `asyncio.wait(tasks)` stops
 # waiting but never cancels the tasks it waits on
@@ -571,6 +591,7 @@ class _RegionWalker:
         self.shields = shields
         # does a receiver hold an (Async)ExitStack, by what the project records it holds
         self.exit_stack: Callable[[str], bool] = _no_stack
+        self.container: Callable[[str], bool] = _no_stack
         self.stack_closes: set[str] = set()  # the labels of steps that close an exit stack
         self.order = 0
         self.branches: list[Branch] = []
@@ -626,18 +647,33 @@ class _RegionWalker:
             return None
         receiver = dotted_name(candidate.value) if isinstance(candidate, cst.Attribute) else None
         stack = receiver is not None and self.closes_exit_stack(name, receiver)
-        acts_on = _argument_names(call)
-        consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack, acts_on=acts_on)
-        if consequence is Consequence.LOSES_WORK and candidate is call.func:
-            source = self.loop_receivers.get(id(call))
-            if source is not None:
-                consequence = self.vocabulary.consequence(name, receiver, source)
+        consequence = self._cost(call, candidate, name, receiver, stack)
         if consequence is None:
             return None
         label = f"{dotted_name(candidate) or name}()"
         if stack:
             self.stack_closes.add(label)
         return label, consequence
+
+    def _cost(
+        self,
+        call: cst.Call,
+        candidate: cst.BaseExpression,
+        name: str,
+        receiver: str | None,
+        stack: bool,
+    ) -> Consequence | None:
+        """What skipping the step costs: by its name and what it acts on, a loop item's by what
+        the loop iterates over; a give-back on a built-in container is best effort."""
+        acts_on = _argument_names(call)
+        consequence = self.vocabulary.consequence(name, receiver, exit_stack=stack, acts_on=acts_on)
+        if consequence is Consequence.LOSES_WORK and candidate is call.func:
+            source = self.loop_receivers.get(id(call))
+            if source is not None:
+                consequence = self.vocabulary.consequence(name, receiver, source)
+        if consequence is Consequence.LOSES_WORK and bookkeeping(name, receiver, self.container):
+            return Consequence.BEST_EFFORT
+        return consequence
 
     def closes_exit_stack(self, name: str, receiver: str) -> bool:
         """Is this a close of an exit stack, by the receiver's name or what the project records
@@ -1342,6 +1378,7 @@ class _Analyser:
             walker.callee = lambda call: project.callee(span.qualname, owner, call)
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
             walker.exit_stack = lambda name: project.exit_stack(span.qualname, owner, name)
+            walker.container = lambda name: project.container(span.qualname, owner, name)
             if span.is_async and project.shielded_by_callers(span.qualname):
                 walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
         walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
