@@ -353,8 +353,14 @@ _TRY_STAR: type = getattr(ast, "TryStar", ast.Try)
 
 def _loses_no_work(call: ast.Call) -> bool:
     """Does a cut of this awaited call lose no work: it only waits (`self._done.wait()`), or
-    hands the work to a thread that finishes it (`loop.run_in_executor(None, cleanup)`)?"""
-    return only_waits(dotted(call.func)) or _final(call.func) in THREAD_WRAPPERS
+    hands the work to a thread that finishes it (`loop.run_in_executor(None, cleanup)`), or to
+    a task a cancel of the waiter does not reach (`asyncio.shield(ch.release(timeout))`)?"""
+    name = dotted(call.func)
+    return only_waits(name) or _final(call.func) in THREAD_WRAPPERS or name in SHIELD_CALLS
+
+
+# Awaits that run their argument on in a task of its own when the awaiting task is cancelled
+SHIELD_CALLS = frozenset({"asyncio.shield", "shield"})
 
 
 def _replace(context: _Context, **changes: object) -> _Context:
