@@ -340,3 +340,22 @@ class Events:
         finally:
             # ok: unguarded-cleanup-await
             await stream.aclose_stream()
+
+
+class ConnectionPool:
+    # The callee hands its work to `asyncio.shield(...)`, whose task a cancel of the waiter
+    # does not reach: the connection goes back to the pool whatever happens to the caller
+    # (asyncpg's Pool.release, awaited from PoolAcquireContext.__aexit__).
+    async def release(self, holder, timeout=None):
+        holder.mark_released()
+        return await asyncio.shield(holder.release(timeout))
+
+
+class AcquireContext:
+    def __init__(self, pool: ConnectionPool):
+        self.pool = pool
+
+    async def __aexit__(self, *exc_info):
+        holder, self.holder = self.holder, None
+        # ok: unguarded-cleanup-await
+        await self.pool.release(holder)

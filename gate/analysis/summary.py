@@ -254,17 +254,28 @@ class _Walk:
 
     def expression(self, node: ast.AST, context: _Context) -> None:
         """Suspensions and steps inside one statement's expressions, in evaluation order."""
+        built: set[int] | None = None  # found when a step is: most statements take none
         for child in _awaits_and_calls(node):
             if isinstance(child, ast.Await):
-                if isinstance(child.value, ast.Call) and self.never_suspends(child.value):
-                    continue
-                call = child.value if isinstance(child.value, ast.Call) else None
-                self.suspend(context, call is not None and _loses_no_work(call), call)
-                if call is not None:
-                    self.awaited.append((call, context.shielded))
+                self._await(child, context)
             elif isinstance(child, ast.Call) and self._is_step(child):
-                self.step(context)
-                self.own_steps.append(self._step_of(child))
+                built = _built_calls(node) if built is None else built
+                self._take_step(child, context, built)
+
+    def _await(self, node: ast.Await, context: _Context) -> None:
+        """An await: a suspension unless the call it awaits never suspends."""
+        if isinstance(node.value, ast.Call) and self.never_suspends(node.value):
+            return
+        call = node.value if isinstance(node.value, ast.Call) else None
+        self.suspend(context, call is not None and _loses_no_work(call), call)
+        if call is not None:
+            self.awaited.append((call, context.shielded))
+
+    def _take_step(self, call: ast.Call, context: _Context, built: set[int]) -> None:
+        """A call that is a step by its name, unless it builds a value (`_built_calls`)."""
+        if id(call) not in built:
+            self.step(context)
+            self.own_steps.append(self._step_of(call))
 
     def _is_step(self, call: ast.Call) -> bool:
         # `consequence(name, receiver)` is None exactly when `matched(name)` is
@@ -374,6 +385,19 @@ def _sets_shield(statement: ast.stmt) -> bool:
         and not (isinstance(statement.value, ast.Constant) and statement.value.value is False)
         and any(isinstance(t, ast.Attribute) and t.attr == "shield" for t in statement.targets)
     )
+
+
+def _built_calls(statement: ast.AST) -> set[int]:
+    """The calls of a statement that build a value rather than take a step (by id): what a
+    `raise` raises (`raise self.connection_closed_exc()`), and a call whose result is called on
+    in turn (`table.delete().where(...)`, a statement being built)."""
+    if type(statement) is ast.Raise:
+        return {id(n) for n in ast.walk(statement) if type(n) is ast.Call}
+    return {
+        id(n.value)
+        for n in ast.walk(statement)
+        if type(n) is ast.Attribute and type(n.value) is ast.Call
+    }
 
 
 def _awaits_and_calls(node: ast.AST) -> list[ast.AST]:

@@ -102,6 +102,19 @@ CONTAINER_METHODS = frozenset({"remove", "discard", "pop", "popleft", "popitem",
 STANDARD_CONTAINERS = frozenset({"sys.path", "sys.modules", "os.environ"})
 
 
+def built_calls(small: cst.BaseSmallStatement) -> set[int]:
+    """The calls of a statement that build a value rather than take a step (by id): what a
+    `raise` raises (`raise self.connection_closed_exc()`), and a call whose result is called on
+    in turn (`table.delete().where(...)`, a statement being built)."""
+    if isinstance(small, cst.Raise):
+        return {id(node) for node in descendants(small) if type(node) is cst.Call}
+    return {
+        id(node.value)
+        for node in descendants(small)
+        if type(node) is cst.Attribute and type(node.value) is cst.Call
+    }
+
+
 def bookkeeping(name: str, receiver: str | None, container: Callable[[str], bool]) -> bool:
     """Is the step a give-back on a built-in container the project records the receiver holds
     (`self._sites.remove(site)`, `self._starting.discard(key)`)? That is bookkeeping in the
@@ -810,13 +823,24 @@ class _RegionWalker:
         if not found.awaits and _reasserts_cancel_call(small):
             self.add_reassert()
             return
-        step: tuple[str, Consequence, cst.Call | None] | None = self.critical_call(found.calls)
+        step: tuple[str, Consequence, cst.Call | None] | None = self._step_taken(small, found)
         if step is None and marked:
             step = self.code(small), Consequence.LOSES_WORK, None
         if step is not None:
             acts_on = _argument_names(step[2]) if step[2] is not None else ""
             points = _outside_arguments(points, step[2])
             self.add_step(small, step[0], step[1], points, found, acts_on)
+
+    def _step_taken(
+        self, small: cst.BaseSmallStatement, found: Collected
+    ) -> tuple[str, Consequence, cst.Call] | None:
+        """The step a statement takes: its first call that is one, leaving out the calls that
+        build a value (most statements take no step, so those are looked for only then)."""
+        step = self.critical_call(found.calls)
+        if step is None:
+            return None
+        built = built_calls(small)
+        return self.critical_call([call for call in found.calls if id(call) not in built])
 
     def add_step(
         self,
