@@ -1,5 +1,6 @@
 # Annotated examples for GATE104 unshielded-teardown-await (trio and anyio).
 import asyncio
+import contextlib
 
 import anyio
 import trio
@@ -311,3 +312,23 @@ class ShieldedThroughItsHelpers:
     async def __aexit__(self, *exc_info):
         # ok: unshielded-teardown-await
         await self.close()
+
+
+class Store:
+    # A generator context manager that opens a shield scope before it yields shields the body
+    # of every `async with` of it (apscheduler's SQLAlchemyDataStore._begin_transaction)
+    @contextlib.asynccontextmanager
+    async def _transaction(self):
+        async with contextlib.AsyncExitStack() as stack:
+            conn = await stack.enter_async_context(self._engine.begin())
+            stack.enter_context(anyio.CancelScope(shield=True))
+            yield conn
+
+    async def close(self):
+        # Shielded: a cancel cannot cut this teardown short. If it can hang, bound it instead:
+        # with anyio.move_on_after(SECONDS, shield=True):
+        with anyio.CancelScope(shield=True):
+            # ruleid: unshielded-teardown-await
+            async with self._transaction() as conn:  # entering it is not shielded yet
+                # ok: unshielded-teardown-await
+                await conn.execute("DELETE FROM leases")

@@ -21,7 +21,7 @@ import libcst as cst
 from gate.analysis.candidates import FunctionSpan
 from gate.analysis.cstwalk import NESTED_SCOPES, in_source_order, is_suspension
 from gate.analysis.facts import StackCallback
-from gate.analysis.walker import _is_shield_scope, dotted_name, final_name
+from gate.analysis.walker import dotted_name, final_name, is_shield_scope
 
 if TYPE_CHECKING:
     from gate.analysis.walker import _Analyser as Analyser
@@ -77,7 +77,7 @@ def _stack_blocks(node: cst.CSTNode, shielded: bool) -> Iterator[tuple[cst.With,
 
 def _shields(statement: cst.With) -> bool:
     return any(
-        isinstance(item.item, cst.Call) and _is_shield_scope(item.item) for item in statement.items
+        isinstance(item.item, cst.Call) and is_shield_scope(item.item) for item in statement.items
     )
 
 

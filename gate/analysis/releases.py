@@ -14,7 +14,13 @@ from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
 from gate.analysis.cstwalk import descendants, walk
 from gate.analysis.facts import Consequence, UnprotectedRelease
 from gate.analysis.vocabulary import Vocabulary, gives_back, looks_up
-from gate.analysis.walker import _unconditional_raise, dotted_name, final_name
+from gate.analysis.walker import (
+    _unconditional_raise,
+    collect,
+    dotted_name,
+    final_name,
+    is_shield_scope,
+)
 
 if TYPE_CHECKING:
     from gate.analysis.walker import _Analyser as Analyser
@@ -28,7 +34,9 @@ def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     holders = _holders(body)
     if not holders:  # nothing acquired by an await: nothing to release
         return []
-    flow = _Flow(holders, analyser.vocabulary, await_suspends(analyser, span))
+    suspends = await_suspends(analyser, span)
+    sheltered = _shielded_awaits(analyser, span, body)
+    flow = _Flow(holders, analyser.vocabulary, lambda n: id(n) not in sheltered and suspends(n))
     walk(body, flow)
     found = [
         _fact(span, snippet.module, release, acquired, between)
@@ -100,6 +108,34 @@ def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
     # a loop that acquires again only after this pass's release leaks nothing in its next pass
     reacquires = set(acquired.loops) - set(release.loops)
     return point.order > acquired.order or bool(set(point.loops) & reacquires)
+
+
+def _shielded_awaits(analyser: Analyser, span: FunctionSpan, body: cst.CSTNode) -> set[int]:
+    """The awaits (by id) in the body of a `with` that opens a shield scope: a trio/anyio
+    scope opened with `shield=`, or a project context manager that opens one (apscheduler's
+    `async with self._begin_transaction() as conn:`). A cancel lands in none of them."""
+    project = analyser.project
+    found: set[int] = set()
+    for node in descendants(body):
+        if type(node) is not cst.With or not any(
+            _opens_shield_scope(item.item, project, span) for item in node.items
+        ):
+            continue
+        found |= {id(awaited) for awaited in collect(node.body).awaits}
+    return found
+
+
+def _opens_shield_scope(manager: cst.BaseExpression, project, span: FunctionSpan) -> bool:
+    if not isinstance(manager, cst.Call):
+        return False
+    name = dotted_name(manager.func)
+    if is_shield_scope(manager):
+        return True
+    return (
+        bool(name)
+        and project is not None
+        and project.shields(span.qualname, span.class_qualname or "", name)
+    )
 
 
 def await_suspends(analyser: Analyser, span: FunctionSpan) -> Callable[[cst.Await], bool]:

@@ -221,6 +221,7 @@ class _Walk:
     entered: list[tuple[str, ...] | None] = field(default_factory=list)
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
+    opens_shield: Callable[[str], bool] = lambda name: False
 
     def cut_safe(self) -> bool:
         """Does an interrupt inside the function lose none of its work? With no step of its
@@ -329,19 +330,25 @@ class _Walk:
         inner = context
         for item in node.items:
             self.expression(item.context_expr, context)
-            if _shield_call(item.context_expr):
-                inner = _replace(inner, shielded=True)
-            elif _suppresses_cancellation(item.context_expr):
-                inner = _replace(inner, holding=True)  # `with suppress(CancelledError):`
-            elif isinstance(item.context_expr, ast.Call):
-                name = dotted(item.context_expr.func)
-                if name:
-                    inner = _replace(inner, managers=(*inner.managers, name))
+            inner = self._entered(item.context_expr, inner)
         if isinstance(node, ast.AsyncWith):
             self.suspend(context)
             names = [manager_name(item.context_expr) for item in node.items]
             self.entered.append(None if None in names else tuple(names))  # type: ignore[arg-type]
         self.body(node.body, inner)
+
+    def _entered(self, manager: ast.expr, inner: _Context) -> _Context:
+        """The context a `with` item's body runs in: shielded by a shield call or by a
+        manager that opens one, holding under `suppress(CancelledError)`, else with the
+        manager's name kept for the project to resolve."""
+        name = dotted(manager.func) if isinstance(manager, ast.Call) else None
+        if _shield_call(manager) or (name and self.opens_shield(name)):
+            return _replace(inner, shielded=True)
+        if _suppresses_cancellation(manager):
+            return _replace(inner, holding=True)  # `with suppress(CancelledError):`
+        if name:
+            return _replace(inner, managers=(*inner.managers, name))
+        return inner
 
     def _try(self, node: ast.Try, context: _Context) -> None:
         cancel = next((h for h in node.handlers if catches_cancellation(_handler_names(h))), None)
@@ -450,12 +457,14 @@ def _summarised(
     step_names: dict[str, bool] | None = None,
     never_suspends: Callable[[ast.Call], bool] | None = None,
     marked: bool = False,
+    opens_shield: Callable[[str], bool] | None = None,
 ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
     """The function's summary, and its awaited calls with whether a shield covers each.
-    `marked`: a line of its body is marked `# gate: critical`."""
+    `marked`: a line of its body is marked `# gate: critical`; `opens_shield`: whether a
+    context manager called by that name opens a shield scope."""
     walk = _Walk(vocabulary, {} if step_names is None else step_names)
-    if never_suspends is not None:
-        walk.never_suspends = never_suspends
+    walk.never_suspends = never_suspends or walk.never_suspends
+    walk.opens_shield = opens_shield or walk.opens_shield
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
@@ -471,10 +480,16 @@ def _summarised(
         unheld=None if None in walk.unheld else tuple(sorted(set(walk.unheld))),  # type: ignore[arg-type]
         own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
         params=_parameters(function.args),
-        requires=required_flag(function) if isinstance(function, ast.AsyncFunctionDef) else "",
-        completes=completing_flag(function) if isinstance(function, ast.AsyncFunctionDef) else "",
+        **_flags(function),
     )
     return summary, walk.awaited
+
+
+def _flags(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The flags of `self` an async function returns early without, and sets once done."""
+    if not isinstance(function, ast.AsyncFunctionDef):
+        return {"requires": "", "completes": ""}
+    return {"requires": required_flag(function), "completes": completing_flag(function)}
 
 
 def _parameters(arguments: ast.arguments) -> tuple[str, ...]:
@@ -560,6 +575,9 @@ class _ModuleWalk:
     # the types of what other modules' async code calls (a services container's fields)
     light: bool = False
     may_shield: bool = True  # the source can open a shield scope (it says `shield`)
+    # the module's `@asynccontextmanager` functions that open a shield scope before they
+    # yield, by qualname: the body of an `async with` of one runs shielded
+    shielding_managers: frozenset[str] = frozenset()
     # calls whose coroutine runs as a task that is only waited on shielded (by id)
     shielded_tasks: frozenset[int] = frozenset()
     # (class name, position, owner): a method of `owner` passes `self` to a call of the name
@@ -645,7 +663,10 @@ class _ModuleWalk:
     ) -> tuple[FunctionSummary, list[tuple[ast.Call, bool]]]:
         never = _puts_on_unbounded(self.queues, qualname, owner) if self.queues else None
         marked = any(node.lineno <= line <= (node.end_lineno or 0) for line in self.marked)
-        summary, awaited = _summarised(node, self.vocabulary, self.step_names, never, marked)
+        opens = functools.partial(_opens_local_shield, self.shielding_managers, owner)
+        summary, awaited = _summarised(
+            node, self.vocabulary, self.step_names, never, marked, opens_shield=opens
+        )
         if self.signal_routers and _calls_any(node, self.signal_routers):
             summary = replace(summary, routes_signals=True)
         return summary, awaited
@@ -1448,6 +1469,9 @@ def _module_walk(
 
     marked = marked_lines(source) if source is not None else frozenset()
     walk = _ModuleWalk(vocabulary, package, light=light, may_shield=says(b"shield"), marked=marked)
+    if says(b"shield") and says(b"contextmanager"):
+        walk.shielding_managers = _shielding_generators(tree)
+        walk.managers |= walk.shielding_managers
     if says(SIGNAL_ROUTER.encode()):
         walk.signal_routers = _signal_routers(tree)
     if says(b"Queue") and _imports_asyncio(tree):  # every class of QUEUE_CLASSES says Queue
@@ -1747,6 +1771,51 @@ def is_unbounded_queue(
     return not attribute and (qualname, base) in queues
 
 
+# The decorators that make a generator function a context manager
+CONTEXT_MANAGER_DECORATORS = frozenset({"asynccontextmanager", "contextmanager"})
+
+
+def _shielding_generators(tree: ast.Module) -> frozenset[str]:
+    """The qualnames of the module's generator context managers (at its top level or in its
+    classes) that open a shield scope before their first `yield`: apscheduler's
+    `_begin_transaction`, which enters `CancelScope(shield=True)` on its exit stack and then
+    yields the connection. The body of an `async with` of one runs shielded."""
+    found = set()
+    pending: list[tuple[str, ast.AST]] = [("", tree)]
+    while pending:
+        prefix, node = pending.pop()
+        for child in child_statements(node):
+            if isinstance(child, ast.ClassDef):
+                pending.append((f"{prefix}{child.name}.", child))
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                decorated = {_final(d) for d in child.decorator_list}
+                if decorated & CONTEXT_MANAGER_DECORATORS and _shields_before_yield(child):
+                    found.add(prefix + child.name)
+                pending.append((f"{prefix}{child.name}.<locals>.", child))
+    return frozenset(found)
+
+
+def _shields_before_yield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does a shield call come before the function's first `yield`, in source order?"""
+    nodes = list(ast.walk(function))
+    yields = [n.lineno for n in nodes if isinstance(n, ast.Yield)]
+    if not yields:
+        return False
+    first = min(yields)
+    return any(isinstance(n, ast.Call) and _shield_call(n) and n.lineno < first for n in nodes)
+
+
+def _opens_local_shield(shielding: frozenset[str], owner: str, name: str) -> bool:
+    """Is `name` (`self._begin_transaction`, `transaction`) one of the module's shielding
+    generator context managers, a method of `owner` or a function at its top level?"""
+    if not shielding:
+        return False
+    receiver, _, method = name.rpartition(".")
+    if receiver in ("self", "cls"):
+        return f"{owner}.{method}" in shielding
+    return not receiver and name in shielding
+
+
 def _opens_shield(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does a shield call appear anywhere below the function (what `ast.walk` would find)?"""
     pending: list[ast.AST] = [function]
@@ -1921,7 +1990,9 @@ class ProjectIndex:
             return None if kind == "call" else False
         if kind == "with":
             located = self._named_class(module, caller, owner, name)
-            return located is not None and located[1] in located[0].shield_managers
+            if located is not None:
+                return located[1] in located[0].shield_managers
+            return self._shielding_function(module, caller, owner, name)
         if kind == "stack":
             held = self._held(module, caller, owner, name)
             return held is not None and held[1].rpartition(".")[2] in EXIT_STACK_TYPES
@@ -2565,6 +2636,17 @@ class ProjectIndex:
         if parts[0] in ("self", "cls") and owner:
             return None
         return self._class(module, _nearest(module, caller, receiver))
+
+    def _shielding_function(
+        self, module: ModuleSummary, caller: str, owner: str, name: str
+    ) -> bool:
+        """Is `name` a project generator context manager that opens a shield scope before it
+        yields (`self._begin_transaction`)?"""
+        found = self._function(module, caller, owner, name)
+        if found is None:
+            return False
+        located = self._qualname_of(*found)
+        return located is not None and located[0] in found[0].shield_managers
 
     def _container(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
         """Does the receiver (`self._sites`, a local) hold a built-in container: annotated as a

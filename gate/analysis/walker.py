@@ -269,7 +269,7 @@ def _literally_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
-def _is_shield_scope(call: cst.Call) -> bool:
+def is_shield_scope(call: cst.Call) -> bool:
     """A trio/anyio scope opened with `shield=` anything but a literal False (`shield=pending`
     shields when it matters)."""
     values = [
@@ -966,7 +966,7 @@ class _RegionWalker:
 
     def with_enclosure(self, statement: cst.With, call: cst.Call) -> Enclosure | None:
         name = dotted_name(call.func)
-        if _is_shield_scope(call) or self.is_shield_helper(call) or (name and self.shields(name)):
+        if is_shield_scope(call) or self.is_shield_helper(call) or (name and self.shields(name)):
             return Enclosure(EnclosureKind.SHIELD, statement)
         if final_name(call.func) == "suppress":
             catches = catches_cancellation(
