@@ -332,3 +332,30 @@ class Store:
             async with self._transaction() as conn:  # entering it is not shielded yet
                 # ok: unshielded-teardown-await
                 await conn.execute("DELETE FROM leases")
+
+
+class StdioTransport:
+    # disconnect() tells the connection task to stop, then only waits for it; after the wait
+    # it resets attributes for a later connect and takes no step: a cut of the wait loses none
+    # of its work (fastmcp's StdioTransport.disconnect)
+    async def disconnect(self):
+        self._stop_event.set()
+        await asyncio.wait({self._connect_task})
+        self._connect_task = None
+        self._session = None
+
+    async def close(self):
+        # ok: unshielded-teardown-await
+        await self.disconnect()
+
+
+class KeepAlive:
+    # The task is cancelled first; the held await only waits for it, and what follows runs
+    # (fastmcp's PingMiddleware exit-stack callback)
+    async def stop(self):
+        self._ping_task.cancel()
+        # ruleid: cancellation-swallowed
+        with contextlib.suppress(asyncio.CancelledError):
+            # ok: unshielded-teardown-await
+            await self._ping_task
+        self._active.discard(self._id)

@@ -225,9 +225,10 @@ class _Walk:
 
     def cut_safe(self) -> bool:
         """Does an interrupt inside the function lose none of its work? With no step of its
-        own, the work is whatever the exposed await does: none when it only waits and nothing
-        comes after it (`self._stop.set(); await self._stopped.wait()`)."""
-        if not self.exposed or (not self.exposed_work and not self.after_exposed):
+        own, the work is whatever the exposed await does: none when it only waits and no step
+        comes after it (`self._stop.set(); await self._stopped.wait()`, and then attributes
+        reset for a later start: fastmcp's `StdioTransport.disconnect`)."""
+        if not self.exposed or (not self.exposed_work and not (self.after_exposed and self.cut)):
             return True
         return self.steps > 0 and not self.cut
 

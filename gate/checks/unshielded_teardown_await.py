@@ -99,6 +99,8 @@ def _exposed(point: InterruptPoint, at_stake: list[CriticalStep]) -> bool:
     cancel-safe by contract, or only waits with nothing left to cut or skip."""
     if point.shielded or point.by_contract:
         return False
+    if point.guarded and any(e.awaits_cancelled_task for e in point.enclosures):
+        return False  # `t.cancel()`, then a held `await t`: it only waits, and what follows runs
     if point.callee_cut_safe and not at_stake:
         return False  # the callee's own steps survive; nothing after it is at stake
     return bool(at_stake) or not only_waits(point.awaited_call)
