@@ -17,7 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.analysis.cancellation import imports_asyncio
+from gate.analysis.cancellation import (
+    Aliases,
+    aliases_in_force,
+    exception_aliases,
+    imports_asyncio,
+)
 from gate.analysis.candidates import (
     FunctionSpan,
     index_functions,
@@ -55,6 +60,7 @@ class Prepared:
     digest: str
     spans: list[FunctionSpan]
     level_triggered: bool
+    aliases: Aliases = ()  # the module's exception aliases (`exception_aliases`)
 
     @property
     def async_lines(self) -> int:
@@ -163,9 +169,11 @@ def first_stage(
     except RecursionError:
         message = "complexity not measured: the code is nested too deeply for radon"
         result.findings.append(analysis_skipped.finding(path, message))
-    result.summary = _summary(tree, data, path, settings.teardown, prefilter)
+    aliases = exception_aliases(tree, data)
+    with aliases_in_force(aliases):
+        result.summary = _summary(tree, data, path, settings.teardown, prefilter)
     if may_hold_teardown(data) or not prefilter:
-        _prepare_teardown(result, tree, data, text, settings, prefilter, path)
+        _prepare_teardown(result, tree, data, text, settings, prefilter, path, aliases)
     return result
 
 
@@ -177,22 +185,26 @@ def _prepare_teardown(
     settings: GateConfig,
     prefilter: bool,
     path: str,
+    aliases: Aliases,
 ) -> None:
     """Does the file need the teardown stage; if so, what that stage needs of this one."""
-    spans, level_triggered = _index(tree, data)
+    spans, level_triggered = _index(tree, data, aliases)
     result.needs_teardown = any(map(_picker(settings, prefilter, path), spans))
     if result.needs_teardown:
-        result.prepared = Prepared(digest_of(data), spans, level_triggered)
-        result.teardown_key = teardown_key(spans, level_triggered, text)
+        result.prepared = Prepared(digest_of(data), spans, level_triggered, aliases)
+        result.teardown_key = teardown_key(spans, level_triggered, text, aliases)
 
 
-def _index(tree: ast.Module, data: bytes) -> tuple[list[FunctionSpan], bool]:
-    return index_functions(
-        tree, registered_callbacks(tree, data), may_bridge(data), b".__aenter__(" in data
-    )
+def _index(tree: ast.Module, data: bytes, aliases: Aliases) -> tuple[list[FunctionSpan], bool]:
+    with aliases_in_force(aliases):
+        return index_functions(
+            tree, registered_callbacks(tree, data), may_bridge(data), b".__aenter__(" in data
+        )
 
 
-def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) -> str:
+def teardown_key(
+    spans: list[FunctionSpan], level_triggered: bool, text: str, aliases: Aliases = ()
+) -> str:
     """A digest of all that the teardown rules read of a file: where every function is, whether
     the module is level-triggered, and the lines of its async and bridged functions (libcst
     parses those alone). Two versions of a file at one path with one key get the same teardown
@@ -200,7 +212,7 @@ def teardown_key(spans: list[FunctionSpan], level_triggered: bool, text: str) ->
     (other sync code, module-level code, a comment at the end) does not analyse the file again."""
     lines = source_lines(text)
     # a span's repr lists every field (all of them plain values): astuple would deep-copy them
-    digest = hashlib.sha256(repr((level_triggered, imports_asyncio(text), spans)).encode())
+    digest = hashlib.sha256(repr((level_triggered, imports_asyncio(text), aliases, spans)).encode())
     for span in spans:
         if span.is_async or span.bridged:
             body = "".join(lines[span.first_line - 1 : span.last_line])
@@ -267,12 +279,14 @@ def teardown_stage(
     text = decode(data)
     if prepared is not None and prepared.digest == digest_of(data):
         spans, level_triggered = prepared.spans, prepared.level_triggered
+        aliases = prepared.aliases
         candidates = list(filter(_picker(settings, prefilter, path), spans))
     else:
         findings: list[Finding] = []
         tree = _parse(data, path, findings)
         if tree is None:
             return findings, ()
+        aliases = exception_aliases(tree, data)
         spans, level_triggered, candidates = teardown_functions(
             tree, data, settings, prefilter, path
         )
@@ -281,7 +295,8 @@ def teardown_stage(
     from gate.analysis.file_pass import teardown_findings  # libcst loads only when needed
 
     view = ProjectView(index, module_name(path))
-    found = teardown_findings(path, text, spans, level_triggered, candidates, settings, view)
+    with aliases_in_force(aliases):
+        found = teardown_findings(path, text, spans, level_triggered, candidates, settings, view)
     return found, tuple(view.consulted.items())
 
 
@@ -290,7 +305,7 @@ def teardown_functions(
 ) -> tuple[list[FunctionSpan], bool, list[FunctionSpan]]:
     """The file's functions, whether it is trio/anyio code, and the functions the teardown
     rules analyse at `path` (the fixer asks for the same)."""
-    spans, level_triggered = _index(tree, data)
+    spans, level_triggered = _index(tree, data, exception_aliases(tree, data))
     return spans, level_triggered, list(filter(_picker(settings, prefilter, path), spans))
 
 

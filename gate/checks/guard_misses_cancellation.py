@@ -25,6 +25,11 @@ the branch written for a cancel never runs, since Python 3.8 made `CancelledErro
 (`if not isinstance(e, CancelledError): log(...)`), written for Python 3.7, leaves out what never
 comes and is not reported. `--fix` has no rewrite for it outside a teardown region.
 
+A constant of the module that names exception classes (`except CLIENT_EXCEPTIONS:` after
+`CLIENT_EXCEPTIONS = (Exception, asyncio.CancelledError)`) is read for every class it may hold,
+here and in every teardown rule: bound in both arms of an `if`, it holds either (psycopg_pool
+binds the async and sync values so). A constant imported from another module is not followed.
+
 ## Example
 ```python
 async def run(self):

@@ -7,6 +7,7 @@ import ast
 import warnings
 from dataclasses import dataclass
 
+from gate.analysis.cancellation import aliases_in_force, exception_aliases
 from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.file_pass import analyse as analyse_file
 from gate.analysis.file_pass import judge
@@ -102,11 +103,14 @@ def analyse(
         return None
     data = text.encode("utf-8", "surrogateescape")
     spans, level_triggered, candidates = teardown_functions(tree, data, settings, path=path)
-    project = _project(tree, path, settings, summaries, data)
-    try:
-        analysis = analyse_file(path, text, spans, level_triggered, candidates, settings, project)
-    except (AnalysisError, RecursionError):
-        return None
+    with aliases_in_force(exception_aliases(tree, data)):
+        project = _project(tree, path, settings, summaries, data)
+        try:
+            analysis = analyse_file(
+                path, text, spans, level_triggered, candidates, settings, project
+            )
+        except (AnalysisError, RecursionError):
+            return None
     trees: dict[int, FunctionTree] = {}
     for snippet in analysis.node_snippets.values():
         assert isinstance(snippet, Snippet)
