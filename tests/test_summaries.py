@@ -1934,3 +1934,36 @@ def test_a_cancel_handler_that_re_raises_before_the_bookkeeping(in_tmp: Path, ca
         "skips it, though another handler of this `try` runs it before re-raising"
     )
     assert [r["line"] for r in found[0]["related"]] == [7, 9]
+
+
+ALIASED_GUARD = """\
+import asyncio
+
+GUARDED = {value}
+
+
+class Runner:
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                await self.post_commands()
+            except GUARDED as error:
+                interrupt = error
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt
+"""
+
+
+def test_a_changed_exception_constant_is_read_again_from_the_cache(in_tmp: Path, capsys) -> None:
+    """psycopg_pool's `except CLIENT_EXCEPTIONS:`: a module constant naming exception classes is
+    read for what it holds, and an edit of the constant alone (outside every function) is not
+    answered from the cached teardown findings of the old text."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    target = in_tmp / "runner.py"
+    write(target, ALIASED_GUARD.format(value="(Exception, asyncio.CancelledError)"))
+    assert ("GATE102", 13) not in {(c, line) for c, line, _ in _findings(capsys, ".")}
+    write(target, ALIASED_GUARD.format(value="(OSError, TimeoutError)"))
+    assert ("GATE102", 13) in {(c, line) for c, line, _ in _findings(capsys, ".")}
