@@ -1,6 +1,9 @@
 # Annotated examples for GATE103 cancellation-swallowed.
 import asyncio
 import contextlib
+import logging
+
+logger = logging.getLogger(__name__)
 
 
 class Pass:
@@ -255,3 +258,16 @@ class BackgroundExecutor:
             # ok: cancellation-swallowed
             except asyncio.CancelledError:
                 pass
+
+
+class LoggedOnly:
+    # Handing the exception to a logging call does not keep it (psycopg_pool's rollback
+    # handler of a returned connection, whose alias lists CancelledError)
+    async def close(self, conn):
+        try:
+            await conn.rollback()
+        # ruleid: cancellation-swallowed
+        except (Exception, asyncio.CancelledError) as error:
+            logger.warning("rollback failed: %s: %s", error.__class__.__name__, error)
+        conn.finish()
+

@@ -1,9 +1,12 @@
 # Annotated examples for GATE104 unshielded-teardown-await (trio and anyio).
 import asyncio
 import contextlib
+import logging
 
 import anyio
 import trio
+
+logger = logging.getLogger(__name__)
 
 
 class TrioUnshielded:
@@ -335,3 +338,16 @@ class KeepAlive:
             # ok: unshielded-teardown-await
             await self._ping_task
         self._active.discard(self._id)
+
+
+class ShieldedBody:
+    # Every await of the `try` body is shielded: no cancel lands there, the handler catches
+    # errors alone (inspect_ai's SandboxManager.shutdown)
+    async def shutdown(self):
+        with anyio.CancelScope(shield=True):
+            for cleanup in self._cleanups:
+                try:
+                    await cleanup()
+                # ok: cancellation-swallowed
+                except BaseException as error:
+                    logger.warning("cleanup failed: %s", error)

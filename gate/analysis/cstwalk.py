@@ -167,9 +167,19 @@ def _built(node: cst.CSTNode) -> None:
     """A node's `__post_init__` while `parse_module` runs: nothing to check."""
 
 
-def names_below(node: cst.CSTNode) -> set[str]:
-    """The value of every `Name` node at or below `node`."""
-    return {found.value for found in descendants(node) if isinstance(found, cst.Name)}
+def names_below(node: cst.CSTNode, prune: Callable[[cst.CSTNode], bool] | None = None) -> set[str]:
+    """The value of every `Name` node at or below `node`, not below a node `prune` accepts."""
+    if prune is None:
+        return {found.value for found in descendants(node) if isinstance(found, cst.Name)}
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif not prune(current):
+            pending.extend(_children_in_source_order(current))
+    return found
 
 
 def code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:

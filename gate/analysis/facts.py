@@ -214,6 +214,7 @@ class CancelHandler:
     # its `try` awaits a task the function cancelled just before (`t.cancel(); await t`): the
     # handler is there for the child's cancel, and swallows the caller's only if one lands then
     awaits_cancelled_task: bool = False
+    statement: cst.CSTNode | None = None  # its `try`
 
 
 @dataclass(frozen=True)

@@ -244,6 +244,11 @@ def collect(node: cst.CSTNode) -> Collected:
 # What an exception clause catches, what a `with` item does
 
 
+def _is_code(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
 def exception_names(node: cst.BaseExpression | None) -> list[str | None]:
     """The final names an `except` type or `suppress` argument lists (None: bare except), for
     `catches_cancellation`."""
@@ -632,8 +637,10 @@ class _RegionWalker:
 
     # -- text helpers
     def code(self, node: cst.CSTNode) -> str:
-        text = self.module.code_for_node(node).strip()
-        first = text.splitlines()[0] if text else ""
+        """The node's first line of code, shortened: a compound statement's code starts with the
+        comment lines above it (`# one session at a time` before an `async with`)."""
+        text = self.module.code_for_node(node)
+        first = next((line.strip() for line in text.splitlines() if _is_code(line)), "")
         return first if len(first) <= 80 else first[:77] + "..."
 
     def next_order(self) -> int:
@@ -1101,6 +1108,7 @@ class _RegionWalker:
                             self.function_body,
                             reraised,
                             self.awaits_cancelled_task(statement),
+                            statement,
                         )
                     )
                 self.cancel_only.append(_entered_only_by_cancel(statement, index))

@@ -3,9 +3,12 @@
 ## What it does
 Flags a handler inside a teardown region that catches cancellation (bare `except:`,
 `BaseException`, `CancelledError`, `trio.Cancelled`, `anyio.get_cancelled_exc_class()`) and then
-neither re-raises it nor keeps it for later: no `raise`, the exception object is not used, and no
-flag it sets is read anywhere else in the function. Also flags `contextlib.suppress` of
-cancellation around an await in a region.
+neither re-raises it nor keeps it for later: no `raise`, the exception object is not used
+(handing it to a logging call, `logger.warning("...: %s", error)` or `print`, does not keep it),
+and no flag it sets is read anywhere else in the function. Also flags `contextlib.suppress` of
+cancellation around an await in a region. A handler whose `try` body awaits only what a shield
+covers (a shielded scope around it, or a callee whose body is shielded) catches errors alone and
+is not reported.
 
 ## Why is this bad?
 The task was asked to stop. Swallowing the cancel makes the teardown return normally: the caller's
@@ -142,10 +145,31 @@ def _raises(body: cst.CSTNode) -> bool:
     return False
 
 
+# Calls that only report what they are given: an exception logged or printed is not kept
+LOGGERS = frozenset({"log", "logger", "logging", "_log", "_logger", "LOG", "LOGGER"})
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"}
+)
+
+
+def _reports_only(call: cst.Call) -> bool:
+    """`logger.warning("... %s", error)`, `self._log.debug(...)`, `print(error)`."""
+    from gate.analysis.walker import dotted_name
+
+    name = dotted_name(call.func) or ""
+    if name == "print":
+        return True
+    parts = name.split(".")
+    return len(parts) >= 2 and parts[-1] in LOG_METHODS and parts[-2] in LOGGERS
+
+
 def _loaded_names(body: cst.CSTNode) -> set[str]:
+    """The names the block reads, leaving out what it only hands to a logging call."""
+    import libcst as cst
+
     from gate.analysis.cstwalk import names_below
 
-    return names_below(body)
+    return names_below(body, lambda node: isinstance(node, cst.Call) and _reports_only(node))
 
 
 def _assigned_names(body: cst.BaseSuite) -> set[str] | None:
@@ -220,7 +244,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         if region.reraised_by_callers:
             continue  # what the helper keeps, every caller raises again
         for handler in region.cancel_handlers:
-            if swallows(handler):
+            if swallows(handler) and not _only_shielded(handler, region):
                 yield RULE.finding(
                     locate(handler.node),
                     "cancellation is caught here and never re-raised or kept: the task carries "
@@ -240,6 +264,17 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 detail=region.teardown_detail((where,), locate),
                 severity=_suppress_severity(analysis, enclosure, region),
             )
+
+
+def _only_shielded(handler: CancelHandler, region: Region) -> bool:
+    """Is every await of the handler's `try` body shielded (a scope around it, or a callee
+    whose body is)? No cancel lands there: the handler catches errors alone."""
+    inside = [
+        point
+        for point in region.points
+        if any(enclosure.node is handler.statement for enclosure in point.enclosures)
+    ]
+    return bool(inside) and all(point.shielded for point in inside)
 
 
 def _swallowing_suppresses(region: Region) -> Iterator[tuple[Enclosure, InterruptPoint]]:
