@@ -131,7 +131,9 @@ itself. A warning when:
   (`except BaseException:`, `except (Exception, CancelledError):`, or what only such handlers
   run): cutting it short needs a second cancel, or one landing while the error is handled;
 - nothing cancels the task it runs in (`asyncio.run`'s main coroutine that routes SIGINT and
-  SIGTERM to handlers of its own), or it is a teardown method nothing in the project calls;
+  SIGTERM to handlers of its own, or such a function that the project awaits only up to
+  functions a framework starts, a CLI's commands), or it is a teardown method nothing in the
+  project calls;
 - a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
   `_delete_cache_best_effort()`).
 

@@ -1004,6 +1004,45 @@ def test_what_only_a_main_task_that_routes_its_signals_awaits_is_uncancelled(
     assert (23, "warning") in lines
 
 
+FRAMEWORK_MAIN = """\
+import asyncio
+import signal
+
+
+async def serve_with_reload(process, stopping):
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, stopping.set)
+    try:
+        await stopping.wait()
+    finally:
+        await process.terminate_group()
+        process.kill()
+
+
+async def run_command(process, stopping):  # a CLI command a framework runs
+    await serve_with_reload(process, stopping)
+
+
+async def run_bounded(process, stopping):
+    await asyncio.wait_for(serve_with_reload(process, stopping), 60)
+"""
+
+
+@pytest.mark.parametrize(("bounded", "severity"), [(False, "warning"), (True, "error")])
+def test_a_main_coroutine_a_framework_starts_that_routes_its_signals_is_uncancelled(
+    in_tmp: Path, capsys, bounded: bool, severity: str
+) -> None:
+    """fastmcp's `run_with_reload`: it routes SIGINT to an event itself and is awaited only by
+    CLI commands that cyclopts runs outside the project; a caller that runs it in another task
+    (`wait_for`) can cancel it."""
+    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    text = FRAMEWORK_MAIN if bounded else FRAMEWORK_MAIN.split("\n\nasync def run_bounded")[0]
+    write(in_tmp / "pkg" / "cli.py", text)
+    found = _findings(capsys, "--no-cache", "pkg")
+    assert ("GATE101", 11, severity) in found  # the terminate, cut short
+    assert ("GATE100", 12, severity) in found  # the kill, skipped
+
+
 RUN_APP_HOOKS = """\
 import asyncio
 
@@ -1967,3 +2006,31 @@ def test_a_changed_exception_constant_is_read_again_from_the_cache(in_tmp: Path,
     assert ("GATE102", 13) not in {(c, line) for c, line, _ in _findings(capsys, ".")}
     write(target, ALIASED_GUARD.format(value="(OSError, TimeoutError)"))
     assert ("GATE102", 13) in {(c, line) for c, line, _ in _findings(capsys, ".")}
+
+
+COMMENTED_WITH = """\
+import anyio
+
+
+class Client:
+    async def _disconnect(self):
+        # only one session at a time
+        async with self._lock:
+            self._stop.set()
+        self._sandbox.kill()
+
+    async def close(self):
+        await self._disconnect()
+"""
+
+
+def test_an_interrupt_at_an_async_with_is_quoted_by_its_code_not_the_comment_above(
+    in_tmp: Path, capsys
+) -> None:
+    """fastmcp's `Client._disconnect`: the comment line above an `async with` was quoted as the
+    interrupt point."""
+    write(in_tmp / "client.py", COMMENTED_WITH)
+    code, out, _ = run(capsys, "check", "--no-cache", "client.py")
+    assert code == 1
+    assert "at line 7 (`async with self._lock:`)" in out
+    assert "one session" not in out

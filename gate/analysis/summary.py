@@ -2046,7 +2046,37 @@ class ProjectIndex:
                 return bool(module.functions[qualname].routes_signals)
             return site.task == SAME_TASK and self.uncancelled(home, site.caller, inner)
 
+        target = module.functions.get(qualname)
+        # a main coroutine that a framework starts (a CLI's command, run by cyclopts or click
+        # outside the project): its own signal handlers take Ctrl-C's place
+        if (
+            target is not None
+            and target.routes_signals
+            and not visiting
+            and self._awaited_up_to_entry_points(module, qualname, frozenset())
+        ):
+            return True
         return self._every_runner(module, qualname, visiting, MAIN_TASK, qualifies)
+
+    def _awaited_up_to_entry_points(
+        self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
+    ) -> bool:
+        """Is this async function awaited only in its callers' own task, caller after caller,
+        up to functions nothing in the project runs (up to four callers deep)? No caller in
+        between can cancel it but by being cancelled itself."""
+        target = module.functions.get(qualname)
+        key = f"{module.module}:{qualname}"
+        if target is None or key in visiting or len(visiting) > 3:
+            return False
+        inner = visiting | {key}
+        for home, site in self._runners(module, qualname, target):
+            if home.module in self.test_modules:
+                continue  # a test that runs it is no framework
+            if site.task != SAME_TASK or not self._awaited_up_to_entry_points(
+                home, site.caller, inner
+            ):
+                return False
+        return True
 
     def after_cancel(self, module: ModuleSummary, qualname: str, visiting: frozenset[str]) -> bool:
         """Is this async function run only after its task's one cancel: registered as a hook
