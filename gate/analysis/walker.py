@@ -244,6 +244,30 @@ def collect(node: cst.CSTNode) -> Collected:
 # What an exception clause catches, what a `with` item does
 
 
+def _sole_awaited_call(body: cst.BaseSuite) -> str | None:
+    """The dotted name a body's one statement awaits (`await x.f()`, `return await x.f()`),
+    a docstring aside; None for any other body."""
+    found = [s for s in statements(body) if not _is_docstring(s)]
+    if len(found) != 1 or not isinstance(found[0], cst.SimpleStatementLine):
+        return None
+    small = found[0].body
+    value = (
+        small[0].value if len(small) == 1 and isinstance(small[0], cst.Expr | cst.Return) else None
+    )
+    if not isinstance(value, cst.Await) or not isinstance(value.expression, cst.Call):
+        return None
+    return dotted_name(value.expression.func)
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
 def _is_code(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not stripped.startswith("#")
@@ -1419,11 +1443,23 @@ class _Analyser:
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
+        if kind is RegionKind.AEXIT and self._delegates(span, body):
+            region = dataclasses.replace(region, delegates=True)
         region = self._with_caller_facts(region, span, extent or snippet.function)
         self.regions.append(region)
         self.links.add(region, span, self._awaited_helpers(region, span))
         self._register(region, snippet)
         return region
+
+    def _delegates(self, span: FunctionSpan, body: cst.BaseSuite) -> bool:
+        """Is the body one await of a teardown method of the class this module defines
+        (`await self.shutdown()`, `return await self.close()`), after a docstring?"""
+        name = _sole_awaited_call(body)
+        if name is None or not name.startswith("self."):
+            return False
+        helper = _resolve_helper(name, span, self.by_qualname)
+        kind = whole_body_kind(helper, self.config) if helper is not None else None
+        return kind in (RegionKind.METHOD, RegionKind.CONFIGURED)
 
     def _with_caller_facts(self, region: Region, span: FunctionSpan, extent: cst.CSTNode) -> Region:
         """The region with what its function's callers decide: nothing in the project runs a

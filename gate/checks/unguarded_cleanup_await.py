@@ -145,8 +145,13 @@ def _message(region: Region, step: CriticalStep) -> str:
     return message
 
 
+def _judged_regions(analysis: ModuleAnalysis) -> list[Region]:
+    """The regions but a delegating `__aexit__`, whose teardown method is a region of its own."""
+    return [region for region in analysis.regions if not region.delegates]
+
+
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
-    for region in analysis.regions:
+    for region in _judged_regions(analysis):
         for step in region.steps:
             bare = cut_points(step)
             if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
