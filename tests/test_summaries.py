@@ -2034,3 +2034,66 @@ def test_an_interrupt_at_an_async_with_is_quoted_by_its_code_not_the_comment_abo
     assert code == 1
     assert "at line 7 (`async with self._lock:`)" in out
     assert "one session" not in out
+
+
+RETURNING_BRANCH = """\
+import asyncio
+
+
+class Pool:
+    async def close_all(self):
+        if self._dead:
+            await self._drain()
+            return
+        self._proc.kill()
+        await self._done.wait()
+
+    async def run(self):
+        try:
+            await self.serve()
+        finally:
+            await self.close_all()
+            self.write_result()
+"""
+
+
+def test_a_suspension_in_a_branch_that_returns_precedes_nothing_after_it(
+    in_tmp: Path, capsys
+) -> None:
+    """nats' `Client.flush()`: `if dead: await self._flush_pending(); return` exposes nothing
+    to the code after the `if`, so the kill after it is no step a cut loses: close_all() only
+    waits once it has killed."""
+    write(in_tmp / "pool.py", RETURNING_BRANCH)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pool.py")}
+    assert ("GATE101", 16) not in found
+    assert ("GATE100", 17) in found  # close_all() is still an interrupt point for what follows
+
+
+TIMEOUT_PATH_STEP = """\
+import asyncio
+
+
+class Waiter:
+    async def stop_waiting(self, future):
+        try:
+            await asyncio.wait_for(future, 5)
+        except TimeoutError:
+            future.cancel()
+
+    async def run(self, future):
+        try:
+            await self.serve()
+        finally:
+            await self.stop_waiting(future)
+            self.write_result()
+"""
+
+
+def test_a_best_effort_step_on_a_timeout_path_is_not_cut_by_a_cancel(in_tmp: Path, capsys) -> None:
+    """nats' `Client.flush()`: `except TimeoutError: future.cancel()` runs only on a timeout,
+    and is best effort: a cancel of the wait loses nothing the callee does on the cancel's
+    path, so the callee only waits."""
+    write(in_tmp / "waiter.py", TIMEOUT_PATH_STEP)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "waiter.py")}
+    assert ("GATE101", 15) not in found
+    assert ("GATE100", 16) in found

@@ -191,6 +191,8 @@ class _Context:
     managers: tuple[str, ...] = ()  # with-item calls that might open a shield scope
     holding: bool = False
     protected: tuple[int, ...] = ()  # ids of try statements whose finally/cancel handler we're in
+    # in a handler that does not catch the cancel: another exception's path
+    other_path: bool = False
 
 
 @dataclass
@@ -242,7 +244,7 @@ class _Walk:
             self.exposed_in.append(tuple(self.tries))
             self.exposed_work = self.exposed_work or not waits
 
-    def step(self, context: _Context) -> None:
+    def step(self, context: _Context, best_effort: bool = False) -> None:
         self.steps += 1
         if not self.exposed:
             return
@@ -250,6 +252,9 @@ class _Walk:
         survives = all(
             any(try_id in context.protected for try_id in tries) for tries in self.exposed_in
         )
+        # a best-effort step on another exception's path (`except TimeoutError:
+        # future.cancel()`) loses nothing the cancel's own path needed
+        survives = survives or (best_effort and context.other_path)
         if not survives and not context.shielded:
             self.cut = True
             self.cut_later = self.cut_later or self.exposed_earlier
@@ -276,8 +281,9 @@ class _Walk:
     def _take_step(self, call: ast.Call, context: _Context, built: set[int]) -> None:
         """A call that is a step by its name, unless it builds a value (`_built_calls`)."""
         if id(call) not in built:
-            self.step(context)
-            self.own_steps.append(self._step_of(call))
+            taken = self._step_of(call)
+            self.step(context, best_effort=taken[1])
+            self.own_steps.append(taken)
 
     def _is_step(self, call: ast.Call) -> bool:
         # `consequence(name, receiver)` is None exactly when `matched(name)` is
@@ -316,7 +322,10 @@ class _Walk:
             self.suspend(context)
             self.body(node.body, context)
             self.body(node.orelse, context)
-        elif isinstance(node, ast.For | ast.While | ast.If):
+        elif isinstance(node, ast.If):
+            self.expression(node.test, context)
+            self._branches(node, context)
+        elif isinstance(node, ast.For | ast.While):
             self.expression(node.iter if isinstance(node, ast.For) else node.test, context)
             self.body(node.body, context)
             self.body(node.orelse, context)
@@ -326,6 +335,30 @@ class _Walk:
                 self.body(case.body, context)
         else:
             self.expression(node, context)
+
+    def _branches(self, node: ast.If, context: _Context) -> None:
+        """The two arms of an `if`, each from the state before it: what follows the `if` is
+        preceded by the suspensions of the arms that do not leave the function (`if dead:
+        await self._flush_pending(); return` exposes nothing to the code after it)."""
+        before = self._exposure()
+        self.body(node.body, context)
+        after_body = self._exposure()
+        self._restore(before)
+        self.body(node.orelse, context)
+        after_else = self._exposure()
+        ways_on = [
+            state
+            for state, arm in ((after_body, node.body), (after_else, node.orelse))
+            if not _leaves(arm)
+        ]
+        self._restore(_merged_exposure(ways_on or [before]))
+
+    def _exposure(self) -> tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]:
+        return self.exposed, self.exposed_work, self.after_exposed, tuple(self.exposed_in)
+
+    def _restore(self, state: tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]) -> None:
+        self.exposed, self.exposed_work, self.after_exposed = state[0], state[1], state[2]
+        self.exposed_in = list(state[3])
 
     def _with(self, node: ast.With | ast.AsyncWith, context: _Context) -> None:
         inner = context
@@ -362,7 +395,10 @@ class _Walk:
             # with a cancel handler, the other handlers are the other exceptions' paths: what
             # they do is not lost on a cancel, which takes its own
             alternative = cancel is not None and handler is not cancel
-            self.body(handler.body, protected if handler is cancel or alternative else context)
+            entered = protected if handler is cancel or alternative else context
+            if handler is not cancel:
+                entered = _replace(entered, other_path=True)
+            self.body(handler.body, entered)
         self.body(node.orelse, context)
         self.body(node.finalbody, protected)
 
@@ -380,6 +416,24 @@ def _loses_no_work(call: ast.Call) -> bool:
 
 # Awaits that run their argument on in a task of its own when the awaiting task is cancelled
 SHIELD_CALLS = frozenset({"asyncio.shield", "shield"})
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """Does the block always leave the function (it ends with a `return` or a `raise`)?"""
+    return bool(body) and isinstance(body[-1], ast.Return | ast.Raise)
+
+
+def _merged_exposure(
+    states: list[tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]],
+) -> tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]:
+    """The exposure after paths that join: what any of them exposed."""
+    exposed_in = tuple(dict.fromkeys(tries for state in states for tries in state[3]))
+    return (
+        any(state[0] for state in states),
+        any(state[1] for state in states),
+        any(state[2] for state in states),
+        exposed_in,
+    )
 
 
 def _replace(context: _Context, **changes: object) -> _Context:
