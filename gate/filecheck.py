@@ -288,7 +288,7 @@ def teardown_stage(
             return findings, ()
         aliases = exception_aliases(tree, data)
         spans, level_triggered, candidates = teardown_functions(
-            tree, data, settings, prefilter, path
+            tree, data, settings, aliases, prefilter, path
         )
     if not candidates:
         return [], ()
@@ -301,11 +301,17 @@ def teardown_stage(
 
 
 def teardown_functions(
-    tree: ast.Module, data: bytes, settings: GateConfig, prefilter: bool = True, path: str = ""
+    tree: ast.Module,
+    data: bytes,
+    settings: GateConfig,
+    aliases: Aliases,
+    prefilter: bool = True,
+    path: str = "",
 ) -> tuple[list[FunctionSpan], bool, list[FunctionSpan]]:
     """The file's functions, whether it is trio/anyio code, and the functions the teardown
-    rules analyse at `path` (the fixer asks for the same)."""
-    spans, level_triggered = _index(tree, data, exception_aliases(tree, data))
+    rules analyse at `path` (the fixer asks for the same); `aliases`: its exception constants
+    (`exception_aliases`)."""
+    spans, level_triggered = _index(tree, data, aliases)
     return spans, level_triggered, list(filter(_picker(settings, prefilter, path), spans))
 
 

@@ -54,14 +54,17 @@ def is_suspension(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Await)
 
 
-def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def descendants(
+    node: cst.CSTNode, prune: Callable[[cst.CSTNode], bool] | None = None
+) -> Iterator[cst.CSTNode]:
     """`node` and every node below it but layout (whitespace, comments, parentheses), each
-    once, in no particular order."""
+    once, in no particular order; nothing below a node `prune` accepts."""
     pending = [node]
     while pending:
         current = pending.pop()
         yield current
-        pending.extend(_children_in_source_order(current))
+        if prune is None or not prune(current):
+            pending.extend(_children_in_source_order(current))
 
 
 # The nodes whose children libcst's visitors (and mostly the source) take in another order than
@@ -169,17 +172,7 @@ def _built(node: cst.CSTNode) -> None:
 
 def names_below(node: cst.CSTNode, prune: Callable[[cst.CSTNode], bool] | None = None) -> set[str]:
     """The value of every `Name` node at or below `node`, not below a node `prune` accepts."""
-    if prune is None:
-        return {found.value for found in descendants(node) if isinstance(found, cst.Name)}
-    found: set[str] = set()
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif not prune(current):
-            pending.extend(_children_in_source_order(current))
-    return found
+    return {found.value for found in descendants(node, prune) if isinstance(found, cst.Name)}
 
 
 def code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:

@@ -183,6 +183,11 @@ def _shield_call(call: ast.expr) -> bool:
     return opens_shield(_final(call.func), values)
 
 
+# What a walk has exposed so far: an unguarded suspension, one that does work, a statement after
+# one, and the `try` statements each such suspension was in (`_Walk`'s fields of those names)
+Exposure = tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]
+
+
 @dataclass
 class _Context:
     """What encloses the code being walked."""
@@ -353,10 +358,10 @@ class _Walk:
         ]
         self._restore(_merged_exposure(ways_on or [before]))
 
-    def _exposure(self) -> tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]:
+    def _exposure(self) -> Exposure:
         return self.exposed, self.exposed_work, self.after_exposed, tuple(self.exposed_in)
 
-    def _restore(self, state: tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]) -> None:
+    def _restore(self, state: Exposure) -> None:
         self.exposed, self.exposed_work, self.after_exposed = state[0], state[1], state[2]
         self.exposed_in = list(state[3])
 
@@ -423,9 +428,7 @@ def _leaves(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], ast.Return | ast.Raise)
 
 
-def _merged_exposure(
-    states: list[tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]],
-) -> tuple[bool, bool, bool, tuple[tuple[int, ...], ...]]:
+def _merged_exposure(states: list[Exposure]) -> Exposure:
     """The exposure after paths that join: what any of them exposed."""
     exposed_in = tuple(dict.fromkeys(tries for state in states for tries in state[3]))
     return (

@@ -102,8 +102,11 @@ def analyse(
     except (SyntaxError, ValueError, RecursionError):
         return None
     data = text.encode("utf-8", "surrogateescape")
-    spans, level_triggered, candidates = teardown_functions(tree, data, settings, path=path)
-    with aliases_in_force(exception_aliases(tree, data)):
+    aliases = exception_aliases(tree, data)
+    spans, level_triggered, candidates = teardown_functions(
+        tree, data, settings, aliases, path=path
+    )
+    with aliases_in_force(aliases):
         project = _project(tree, path, settings, summaries, data)
         try:
             analysis = analyse_file(
