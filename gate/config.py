@@ -149,6 +149,7 @@ class TeardownConfig:
         default="warning", metadata=alias("best-effort-severity")
     )
     test_severity: SeverityName = field(default="warning", metadata=alias("test-severity"))
+    repeat_severity: SeverityName = field(default="warning", metadata=alias("repeat-severity"))
 
     @property
     def tokens(self) -> tuple[str, ...]:

@@ -135,10 +135,15 @@ itself. A warning when:
   functions a framework starts, a CLI's commands), or it is a teardown method nothing in the
   project calls;
 - a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
-  `_delete_cache_best_effort()`).
+  `_delete_cache_best_effort()`);
+- another error of the file already reports every interrupt point it names (GATE100, GATE101,
+  GATE102, GATE105, GATE107, GATE108): one interrupt is one bug with one fix, so it fails the
+  run once, at the error naming the fewest interrupt points (then GATE101, the skipped steps,
+  GATE102, in that order); the repeats name that error as a related location.
 
 `tool.gate.teardown.best-effort-severity = "error"` makes best-effort steps errors, and
-`test-severity = "error"` judges test code as any other code. The README's "Errors and
+`test-severity = "error"` judges test code as any other code, and `repeat-severity = "error"`
+keeps every repeat of an interrupt an error. The README's "Errors and
 warnings" lists every case.
 """
 

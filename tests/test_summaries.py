@@ -2097,3 +2097,49 @@ def test_a_best_effort_step_on_a_timeout_path_is_not_cut_by_a_cancel(in_tmp: Pat
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "waiter.py")}
     assert ("GATE101", 15) not in found
     assert ("GATE100", 16) in found
+
+
+ONE_INTERRUPT = """\
+async def run(job):
+    try:
+        await job.evaluate()
+    finally:
+        try:
+            await job.unmount_volume()
+        except Exception:
+            pass
+        job.kill_sandbox()
+        await job.flush_log()
+        job.write_result()
+"""
+
+
+def test_one_error_per_interrupt(in_tmp: Path, capsys) -> None:
+    # the cancel at line 6 slips past the handler (GATE102, 7) and skips three steps (GATE100,
+    # 9-11); the await at line 10 is cut short (GATE101) and skips the write too: two interrupt
+    # points, two errors, each chosen where it names the fewest interrupt points
+    write(in_tmp / "job.py", ONE_INTERRUPT)
+    code, out, err = run(capsys, "check", "--format", "json", "--no-cache", "job.py")
+    assert code == 1, err
+    found = {(f["code"], f["line"]): f for f in json.loads(out)["findings"]}
+    severities = {key: finding["severity"] for key, finding in found.items()}
+    assert severities == {
+        ("GATE102", 7): "warning",
+        ("GATE100", 9): "error",
+        ("GATE100", 10): "warning",
+        ("GATE101", 10): "error",
+        ("GATE100", 11): "warning",
+    }
+    repeated = [
+        (r["line"], r["message"])
+        for r in found[("GATE100", 11)]["related"]
+        if r["message"] == "the error for this interrupt"
+    ]
+    assert repeated == [(9, "the error for this interrupt"), (10, "the error for this interrupt")]
+
+
+def test_repeats_can_stay_errors(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", '[tool.gate.teardown]\nrepeat-severity = "error"\n')
+    write(in_tmp / "job.py", ONE_INTERRUPT)
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert len(found) == 5 and {severity for _, _, severity in found} == {"error"}

@@ -36,6 +36,8 @@ class Tiers:
 
     best_effort: Severity = Severity.WARNING
     test_code: Severity = Severity.WARNING
+    # a finding whose every interrupt point an error of its file already reports
+    repeat: Severity = Severity.WARNING
 
     def of(self, consequences: Iterable[Consequence], in_tests: bool) -> Severity:
         """The severity for findings that put steps with these consequences at stake (no step:

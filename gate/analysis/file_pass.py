@@ -4,6 +4,7 @@ teardown rule judge the facts, and resolve positions only for what gets reported
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 
 from gate.analysis.cancellation import imports_asyncio
@@ -14,7 +15,7 @@ from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functi
 from gate.checks import analysis_skipped, rules_of
 from gate.config import GateConfig
 from gate.discovery import matches
-from gate.model import Family, Finding, Location
+from gate.model import Family, Finding, Location, Related, Severity
 from gate.rule import Locate
 from gate.source import source_lines
 
@@ -70,7 +71,73 @@ def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
     for rule in rules_of(Family.TEARDOWN):
         assert rule.check is not None
         findings.extend(rule.check(analysis, locate))
-    return _unique_anchors(findings)
+    return _one_error_per_interrupt(_unique_anchors(findings), analysis.tiers.repeat)
+
+
+# The rules whose findings an interrupt point makes happen, in the order one is chosen as the
+# error for an interrupt: the await cut short, then the steps it skips, then the guard that
+# misses it (GATE103's swallow, GATE104's missing shield and GATE106's held cut have fixes of
+# their own, and keep their severity)
+_INTERRUPT_RULES = {"GATE101": 0, "GATE100": 1, "GATE105": 1, "GATE107": 1, "GATE108": 1}
+_GUARD_RULE = "GATE102"
+
+
+def _one_error_per_interrupt(findings: list[Finding], repeat: Severity) -> list[Finding]:
+    """One error per interrupt point: an error whose every interrupt point an error chosen
+    before it already reports takes the `repeat` severity, with that error as a related
+    location. A cancel at `await mount.teardown()` that cuts it short, skips
+    `self._stop_sandbox()` after it and slips past the `except Exception:` around it is one
+    bug with one fix (hold or shield that await): three errors would fail the run three times
+    for it. The errors naming the fewest interrupt points are chosen first (the one most
+    precisely about an interrupt), then by rule (`_INTERRUPT_RULES`), then in source order."""
+    if repeat is Severity.ERROR:
+        return findings
+    points = [_interrupt_points(finding) for finding in findings]
+    chosen: dict[tuple[str, int], Location] = {}  # interrupt point: the error reporting it
+    result = list(findings)
+    for index in _errors_in_choosing_order(findings, points):
+        if all(point in chosen for point in points[index]):
+            errors = dict.fromkeys(chosen[point] for point in points[index])
+            result[index] = _repeat(findings[index], repeat, errors)
+        else:
+            for point in points[index]:
+                chosen.setdefault(point, findings[index].location)
+    return result
+
+
+def _errors_in_choosing_order(
+    findings: list[Finding], points: list[list[tuple[str, int]]]
+) -> list[int]:
+    """The indexes of the errors that interrupt points make happen, in the order
+    `_one_error_per_interrupt` chooses among them."""
+    ranked = [
+        (len(points[index]), rank, finding.location.line, index)
+        for index, finding in enumerate(findings)
+        if finding.severity is Severity.ERROR
+        and points[index]
+        and (rank := _rank(finding.code)) is not None
+    ]
+    return [index for *_, index in sorted(ranked)]
+
+
+def _repeat(finding: Finding, severity: Severity, errors: Iterable[Location]) -> Finding:
+    related = tuple(Related(error, "the error for this interrupt") for error in errors)
+    return replace(finding, severity=severity, related=(*finding.related, *related))
+
+
+def _rank(code: str) -> int | None:
+    return 2 if code == _GUARD_RULE else _INTERRUPT_RULES.get(code)
+
+
+def _interrupt_points(finding: Finding) -> list[tuple[str, int]]:
+    """The path and line of a finding's interrupt points: its own for an await cut short."""
+    if finding.code == "GATE101":
+        return [(finding.location.path, finding.location.line)]
+    return [
+        (r.location.path, r.location.line)
+        for r in finding.related
+        if r.message == "interrupt point"
+    ]
 
 
 def locator(path: str, analysis: ModuleAnalysis) -> Locate:

@@ -1617,7 +1617,11 @@ def analyse_functions(
     # a finally block still does, since an awaiting caller can be interrupted anywhere in it.
     whole = {span.qualname for span in candidates if whole_body_kind(span, config) is not None}
     analyser.follow_helpers(pending, whole)
-    tiers = Tiers(Severity(config.best_effort_severity), Severity(config.test_severity))
+    tiers = Tiers(
+        Severity(config.best_effort_severity),
+        Severity(config.test_severity),
+        Severity(config.repeat_severity),
+    )
     return ModuleAnalysis(
         tuple(analyser.links.linked(region) for region in analyser.regions),
         level_triggered,
