@@ -57,6 +57,12 @@ class Rule:
     example_baseline: tuple[tuple[str, int], ...] = ()
     url: str | None = None  # its own documentation page, when it has one (ruff's rules do)
     autofix: Autofix | None = None
+    # a teardown rule whose findings an interrupt point makes happen: its place in the order
+    # the one error of an interrupt is chosen in (lower first; `gate.analysis.file_pass`), and
+    # whether its finding sits at the interrupt point itself (an await cut short); None: its
+    # findings have a fix of their own and keep their severity
+    interrupt_order: int | None = None
+    at_interrupt: bool = False
 
     def finding(
         self,
@@ -136,10 +142,11 @@ itself. A warning when:
   project calls;
 - a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
   `_delete_cache_best_effort()`);
-- another error of the file already reports every interrupt point it names (GATE100, GATE101,
-  GATE102, GATE105, GATE107, GATE108): one interrupt is one bug with one fix, so it fails the
-  run once, at the error naming the fewest interrupt points (then GATE101, the skipped steps,
-  GATE102, in that order); the repeats name that error as a related location.
+- it is a step skipped, a step cut short or a guard missing the cancel, and another error of
+  the file already reports every interrupt point it names: one interrupt is one bug with one
+  fix, so it fails the run once, at the error naming the fewest interrupt points (then the
+  await cut short, the skipped steps, the guard, in that order); the repeats name that error
+  as a related location.
 
 `tool.gate.teardown.best-effort-severity = "error"` makes best-effort steps errors, and
 `test-severity = "error"` judges test code as any other code, and `repeat-severity = "error"`

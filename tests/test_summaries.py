@@ -24,6 +24,11 @@ class Runner:
 """
 
 
+# each finding at its own tier: one error per interrupt (`test_one_error_per_interrupt`) would
+# make the repeats of an interrupt warnings
+TIERS_ALONE = '[tool.gate.teardown]\nrepeat-severity = "error"\n'
+
+
 def _findings(capsys, *argv: str) -> list[tuple[str, int, str]]:
     code, out, err = run(capsys, "check", "--format", "json", *argv)
     assert code in (0, 1), err
@@ -31,7 +36,7 @@ def _findings(capsys, *argv: str) -> list[tuple[str, int, str]]:
 
 
 def _project(root: Path, helpers: str) -> None:
-    write(root / "pyproject.toml", "[tool.gate]\n")
+    write(root / "pyproject.toml", TIERS_ALONE)
     write(root / "pkg" / "__init__.py", "")
     write(root / "pkg" / "runner.py", CALLER)
     write(root / "pkg" / "helpers.py", helpers)
@@ -139,7 +144,7 @@ async def run(job, sandbox, session):
 
 
 def test_best_effort_closes_and_test_code_are_warnings(in_tmp: Path, capsys) -> None:
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "src" / "job.py", TIERS)
     write(in_tmp / "tests" / "test_job.py", TIERS)
     found = _findings(capsys, "--no-cache", ".")
@@ -170,7 +175,7 @@ async def run(job, sandbox):
 def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     """Judged on real code (openai-agents' vercel sandbox): closing the in-process HTTP client
     of a sandbox is best effort, whatever owns the client; closing the sandbox is not."""
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "job.py", CLOSED_OBJECT)
     found = {
         (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
@@ -198,7 +203,7 @@ def test_what_a_release_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     """Judged on real code: an HTTP response's own release gives its connection back to a pool
     of this process (aiodocker's log stream); a function named for the response it releases may
     release it in a sandbox (inspect_ai's chunked JSON-RPC transport); a lock outlives the task."""
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "job.py", RELEASED_OBJECT)
     found = {
         (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
@@ -229,7 +234,7 @@ def test_what_a_step_is_passed_decides_its_tier(in_tmp: Path, capsys) -> None:
     """Judged on real code (SWE-ReX's deployments): in a teardown method, whose steps are best
     effort unless they name something outside the process, a client's delete of the sandbox it
     is passed, or a stop of a task in a cluster, is a loss."""
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "deploy.py", PASSED_OBJECT)
     found = {
         (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")
@@ -327,7 +332,8 @@ def test_closing_an_exit_stack_is_not_best_effort(in_tmp: Path, capsys) -> None:
 def test_tiers_can_be_raised_to_errors(in_tmp: Path, capsys) -> None:
     write(
         in_tmp / "pyproject.toml",
-        '[tool.gate.teardown]\nbest-effort-severity = "error"\ntest-severity = "error"\n',
+        '[tool.gate.teardown]\nbest-effort-severity = "error"\ntest-severity = "error"\n'
+        'repeat-severity = "error"\n',
     )
     write(in_tmp / "tests" / "test_job.py", TIERS)
     found = _findings(capsys, "--no-cache", ".")
@@ -468,6 +474,7 @@ class Gate:
 
 
 def test_documented_best_effort_is_a_warning(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "gate_.py", BEST_EFFORT_DOC)
     found = _findings(capsys, "--no-cache", "gate_.py")
     assert ("GATE100", 5, "warning") in found  # its own docstring calls it a convenience
@@ -683,7 +690,7 @@ class Channel:
 
 
 def test_a_chain_that_only_puts_on_an_unbounded_queue_never_suspends(in_tmp: Path, capsys) -> None:
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     for name, text in [("__init__", ""), ("bus", BUS), ("services", SERVICES)]:
         write(in_tmp / "pkg" / f"{name}.py", text)
     write(in_tmp / "pkg" / "chats.py", CHATS)
@@ -774,6 +781,7 @@ async def reply(self, sandbox, workers):
 def test_network_writes_stops_of_clients_and_looped_tasks_are_warnings(
     in_tmp: Path, capsys
 ) -> None:
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "server.py", NETWORK_AND_LOOPS)
     found = _findings(capsys, "--no-cache", "server.py")
     assert ("GATE100", 6, "warning") in found  # a reply written to a peer, not data kept
@@ -821,6 +829,7 @@ class Channel:
 
 
 def test_a_helper_that_only_takes_best_effort_steps_is_best_effort(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "channel.py", HELPER_STAKES)
     found = {(code, line): severity for code, line, severity in _findings(capsys, "channel.py")}
     assert found[("GATE105", 27)] == "warning"  # it only cancels an in-process task
@@ -990,7 +999,7 @@ def main(runtime):
 def test_what_only_a_main_task_that_routes_its_signals_awaits_is_uncancelled(
     in_tmp: Path, capsys
 ) -> None:
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "pkg" / "gateway.py", MAIN_TASK_WITH_SIGNALS)
     found = _findings(capsys, "--no-cache", "pkg")
     # Ctrl-C sets an event instead of cancelling run(): nothing cancels its task
@@ -1035,7 +1044,7 @@ def test_a_main_coroutine_a_framework_starts_that_routes_its_signals_is_uncancel
     """fastmcp's `run_with_reload`: it routes SIGINT to an event itself and is awaited only by
     CLI commands that cyclopts runs outside the project; a caller that runs it in another task
     (`wait_for`) can cancel it."""
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     text = FRAMEWORK_MAIN if bounded else FRAMEWORK_MAIN.split("\n\nasync def run_bounded")[0]
     write(in_tmp / "pkg" / "cli.py", text)
     found = _findings(capsys, "--no-cache", "pkg")
@@ -1274,7 +1283,7 @@ def test_a_private_method_on_an_untyped_receiver_costs_what_its_methods_do(
     model and a websocket close in one model): a private name is the project's own, so the
     methods of that name are all a call of it can run, and skipping it costs what they do. A
     test's fake of the name is no implementation."""
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "runner.py", RUNNER)
     base = "class Model:\n    async def _cleanup_on_run_end(self):\n        return None\n"
     write(in_tmp / "model.py", base)
@@ -1656,7 +1665,7 @@ def test_a_teardown_methods_steps_that_keep_data_or_destroy_are_a_loss(
     """Judged on real code (nanobot's channels, dask's nanny and cluster): in a teardown method,
     whose steps are best effort unless they name something outside the process, a step whose
     name keeps data or destroys something is a loss whatever it acts on."""
-    write(in_tmp / "pyproject.toml", "[tool.gate]\n")
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "session.py", KEPT_OR_DESTROYED)
     found = {
         (code, line): severity for code, line, severity in _findings(capsys, "--no-cache", ".")

@@ -12,7 +12,7 @@ from gate.analysis.candidates import FunctionSpan
 from gate.analysis.cstwalk import Span, node_positions
 from gate.analysis.facts import ModuleAnalysis
 from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functions
-from gate.checks import analysis_skipped, rules_of
+from gate.checks import RULES, analysis_skipped, rules_of
 from gate.config import GateConfig
 from gate.discovery import matches
 from gate.model import Family, Finding, Location, Related, Severity
@@ -74,14 +74,6 @@ def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
     return _one_error_per_interrupt(_unique_anchors(findings), analysis.tiers.repeat)
 
 
-# The rules whose findings an interrupt point makes happen, in the order one is chosen as the
-# error for an interrupt: the await cut short, then the steps it skips, then the guard that
-# misses it (GATE103's swallow, GATE104's missing shield and GATE106's held cut have fixes of
-# their own, and keep their severity)
-_INTERRUPT_RULES = {"GATE101": 0, "GATE100": 1, "GATE105": 1, "GATE107": 1, "GATE108": 1}
-_GUARD_RULE = "GATE102"
-
-
 def _one_error_per_interrupt(findings: list[Finding], repeat: Severity) -> list[Finding]:
     """One error per interrupt point: an error whose every interrupt point an error chosen
     before it already reports takes the `repeat` severity, with that error as a related
@@ -89,7 +81,8 @@ def _one_error_per_interrupt(findings: list[Finding], repeat: Severity) -> list[
     `self._stop_sandbox()` after it and slips past the `except Exception:` around it is one
     bug with one fix (hold or shield that await): three errors would fail the run three times
     for it. The errors naming the fewest interrupt points are chosen first (the one most
-    precisely about an interrupt), then by rule (`_INTERRUPT_RULES`), then in source order."""
+    precisely about an interrupt), then by their rule's `interrupt_order` (the await cut
+    short, then the steps it skips, then the guard that misses it), then in source order."""
     if repeat is Severity.ERROR:
         return findings
     points = [_interrupt_points(finding) for finding in findings]
@@ -115,7 +108,7 @@ def _errors_in_choosing_order(
         for index, finding in enumerate(findings)
         if finding.severity is Severity.ERROR
         and points[index]
-        and (rank := _rank(finding.code)) is not None
+        and (rank := RULES[finding.code].interrupt_order) is not None
     ]
     return [index for *_, index in sorted(ranked)]
 
@@ -125,13 +118,12 @@ def _repeat(finding: Finding, severity: Severity, errors: Iterable[Location]) ->
     return replace(finding, severity=severity, related=(*finding.related, *related))
 
 
-def _rank(code: str) -> int | None:
-    return 2 if code == _GUARD_RULE else _INTERRUPT_RULES.get(code)
-
-
 def _interrupt_points(finding: Finding) -> list[tuple[str, int]]:
     """The path and line of a finding's interrupt points: its own for an await cut short."""
-    if finding.code == "GATE101":
+    rule = RULES.get(finding.code)
+    if rule is None or rule.interrupt_order is None:
+        return []
+    if rule.at_interrupt:
         return [(finding.location.path, finding.location.line)]
     return [
         (r.location.path, r.location.line)

@@ -125,4 +125,5 @@ RULE = Rule(
     fix="Catch BaseException (or add `except CancelledError`) for the cleanup, re-raising, or "
     "move it to a finally block.",
     check=check,
+    interrupt_order=1,
 )

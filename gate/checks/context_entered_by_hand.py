@@ -92,4 +92,5 @@ RULE = Rule(
     fix="Exit it in an `except BaseException:` (or `finally:`) around the awaits that follow, or "
     "enter it with `async with`.",
     check=check,
+    interrupt_order=1,
 )

@@ -213,4 +213,5 @@ RULE = Rule(
     "the remaining steps.",
     check=check,
     autofix=Autofix.HOLD,
+    interrupt_order=2,
 )

@@ -142,4 +142,5 @@ RULE = Rule(
     "finish every step, then re-raise it.",
     check=check,
     autofix=Autofix.HOLD,
+    interrupt_order=1,
 )

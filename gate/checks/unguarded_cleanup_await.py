@@ -183,4 +183,6 @@ RULE = Rule(
     "it after the remaining steps (asyncio.shield alone is not enough).",
     check=check,
     autofix=Autofix.HOLD,
+    interrupt_order=0,
+    at_interrupt=True,
 )

@@ -124,4 +124,5 @@ RULE = Rule(
     doc=shared_sections(__doc__),
     fix="Release it in a finally block (or use the resource as a context manager).",
     check=check,
+    interrupt_order=1,
 )
