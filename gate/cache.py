@@ -159,6 +159,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         params,
         requires,
         completes,
+        cut_safe_if_held,
     ) = row
     return FunctionSummary(
         suspends,
@@ -176,6 +177,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         tuple(params),
         requires,
         completes,
+        None if cut_safe_if_held is None else tuple(cut_safe_if_held),
     )
 
 

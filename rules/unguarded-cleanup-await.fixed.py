@@ -381,3 +381,43 @@ class ServerProcess:
     async def __aexit__(self, *exc_info):
         # ok: unguarded-cleanup-await
         await self.shutdown()
+
+
+class PingFlush:
+    # The callee's only await that does work goes to a project function that keeps every
+    # interrupt landing in it (the swallow is GATE103's business); after it, the callee only
+    # waits for the reply: a cancel loses none of its work (nats.py's Client.flush). It is still
+    # an interrupt point for the steps after it.
+    async def _flush_pending(self):
+        interrupt: BaseException | None = None
+        try:
+            await self._transport.drain()
+        # ruleid: cancellation-swallowed
+        except asyncio.CancelledError as error:
+            interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+    async def _send_ping(self, future):
+        self._transport.write(b"PING\r\n")
+        await self._flush_pending()
+
+    async def flush(self):
+        future = asyncio.get_running_loop().create_future()
+        await self._send_ping(future)
+        await asyncio.wait_for(future, 2.0)
+
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            try:
+                # ok: unguarded-cleanup-await
+                await self.flush()
+            except BaseException as error:
+                interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self.write_result()
+            if interrupt is not None:
+                raise interrupt

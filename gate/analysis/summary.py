@@ -92,6 +92,11 @@ class FunctionSummary:
     # gate.analysis.state_flags)
     requires: str = ""
     completes: str = ""
+    # when it is not cut-safe: the calls it awaits, exposed and doing work, without which it
+    # would be (None otherwise); it is cut-safe when each holds every interrupt, which the
+    # project decides when it is looked up (nats' `flush()`: `await self._send_ping(f)`, whose
+    # `_flush_pending()` swallows a cancel, then `await asyncio.wait_for(f, timeout)`, a wait)
+    cut_safe_if_held: tuple[str, ...] | None = None
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
@@ -229,6 +234,10 @@ class _Walk:
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
     opens_shield: Callable[[str], bool] = lambda name: False
+    # awaited calls walked as if they held every interrupt (`_cut_safe_if_held`)
+    held_calls: frozenset[str] = frozenset()
+    # the exposed awaited calls that do more than wait, by dotted name (None for no name)
+    working: list[str | None] = field(default_factory=list)
 
     def cut_safe(self) -> bool:
         """Does an interrupt inside the function lose none of its work? With no step of its
@@ -243,11 +252,16 @@ class _Walk:
         """A suspension; `waits`: an await that only waits (`self._done.wait()`), whose cut
         loses no work of this function's own; `call`: the call it awaits."""
         self.suspensions.append(context)
+        name = dotted(call.func) if call is not None else None
+        if name is not None and name in self.held_calls:
+            return
         if not (context.shielded or context.holding):
-            self.unheld.append(dotted(call.func) if call is not None else None)
+            self.unheld.append(name)
             self.exposed = True
             self.exposed_in.append(tuple(self.tries))
             self.exposed_work = self.exposed_work or not waits
+            if not waits:
+                self.working.append(name)
 
     def step(self, context: _Context, best_effort: bool = False) -> None:
         self.steps += 1
@@ -526,10 +540,11 @@ def _summarised(
     walk.body(function.body, _Context())
     contexts = walk.suspensions
     shielded, managers = _shielding(contexts)
+    cut_safe = walk.cut_safe()
     summary = FunctionSummary(
         suspends=bool(contexts),
         shielded=shielded,
-        cut_safe=walk.cut_safe(),
+        cut_safe=cut_safe,
         holds=bool(contexts) and all(c.holding or c.shielded for c in contexts),
         shield_managers=managers,
         steps_cut=walk.cut_later,
@@ -539,8 +554,24 @@ def _summarised(
         own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
         params=_parameters(function.args),
         **_flags(function),
+        cut_safe_if_held=None if cut_safe else _cut_safe_if_held(function, walk),
     )
     return summary, walk.awaited
+
+
+def _cut_safe_if_held(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, walk: _Walk
+) -> tuple[str, ...] | None:
+    """The calls without whose suspensions the function would be cut-safe: its exposed awaits
+    that do work, when each is of a named call and walking the body again with them held
+    leaves nothing to lose."""
+    if not walk.working or None in walk.working:
+        return None
+    held = frozenset(walk.working)  # type: ignore[arg-type]
+    again = _Walk(walk.vocabulary, walk.step_names, held_calls=held)
+    again.never_suspends, again.opens_shield = walk.never_suspends, walk.opens_shield
+    again.body(function.body, _Context())
+    return tuple(sorted(held)) if again.cut_safe() else None
 
 
 def _flags(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
@@ -2498,7 +2529,26 @@ class ProjectIndex:
             changes.update(shielded=True, cut_safe=True)
         elif summary.shielded and summary.shield_managers:
             changes.update(shielded=self._opens_shields(home, summary), shield_managers=())
+        if not summary.cut_safe and self._cut_safe_through_holders(home, summary):
+            changes["cut_safe"] = True
         return changes
+
+    def _cut_safe_through_holders(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Is the function cut-safe once the project functions it awaits hold every interrupt
+        that lands in them (`_cut_safe_if_held`)? A cancel there is kept and the function
+        carries on, so only its other suspensions can cut it."""
+        if not summary.cut_safe_if_held:
+            return False
+        return self._each_call(
+            home,
+            summary,
+            summary.cut_safe_if_held,
+            lambda found: (
+                self._through_callees(*found, _holds)
+                or _holds(found[1])
+                or self._held_but_silent(*found)
+            ),
+        )
 
     def _held_but_silent(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does none of the awaits that a function's handlers do not hold suspend, while the
