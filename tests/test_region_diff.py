@@ -64,7 +64,9 @@ def _json(out: str) -> set[tuple[str, int]]:
 
 
 def _github(out: str) -> set[tuple[str, int]]:
-    found = re.finditer(r"^::error file=orchestrator\.py,line=(\d+),.*title=(\w+) ", out, re.M)
+    found = re.finditer(
+        r"^::(?:error|warning) file=orchestrator\.py,line=(\d+),.*title=(\w+) ", out, re.M
+    )
     return {(m[2], int(m[1])) for m in found}
 
 

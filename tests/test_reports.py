@@ -156,7 +156,9 @@ def test_gitlab_structure(example: Path, capsys) -> None:
 def test_junit_parses(example: Path, capsys) -> None:
     suite = ElementTree.fromstring(render(capsys, "junit"))
     assert suite.tag == "testsuite"
-    assert int(suite.get("failures")) == len(suite.findall("testcase/failure")) == 4
+    # the demo's errors: `_finalize_result()` repeats the interrupt of `_cleanup()`'s GATE100, a
+    # warning, which JUnit does not count as a failure
+    assert int(suite.get("failures")) == len(suite.findall("testcase/failure")) == 3
 
 
 def test_github_escapes_and_step_summary(in_tmp: Path, capsys, monkeypatch) -> None:
