@@ -37,6 +37,11 @@ class Location:
     end_column: int | None = None
 
 
+# The message of a related location that is an interrupt point: the file pass reads it back to
+# report one error per interrupt
+INTERRUPT_POINT = "interrupt point"
+
+
 @dataclass(frozen=True)
 class Related:
     """A second place that explains a finding, such as the interrupt point that skips a step."""

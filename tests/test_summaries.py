@@ -2148,7 +2148,7 @@ def test_one_error_per_interrupt(in_tmp: Path, capsys) -> None:
 
 
 def test_repeats_can_stay_errors(in_tmp: Path, capsys) -> None:
-    write(in_tmp / "pyproject.toml", '[tool.gate.teardown]\nrepeat-severity = "error"\n')
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "job.py", ONE_INTERRUPT)
     found = _findings(capsys, "--no-cache", "job.py")
     assert len(found) == 5 and {severity for _, _, severity in found} == {"error"}

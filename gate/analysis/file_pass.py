@@ -15,7 +15,7 @@ from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functi
 from gate.checks import RULES, analysis_skipped, rules_of
 from gate.config import GateConfig
 from gate.discovery import matches
-from gate.model import Family, Finding, Location, Related, Severity
+from gate.model import INTERRUPT_POINT, Family, Finding, Location, Related, Severity
 from gate.rule import Locate
 from gate.source import source_lines
 
@@ -126,9 +126,7 @@ def _interrupt_points(finding: Finding) -> list[tuple[str, int]]:
     if rule.at_interrupt:
         return [(finding.location.path, finding.location.line)]
     return [
-        (r.location.path, r.location.line)
-        for r in finding.related
-        if r.message == "interrupt point"
+        (r.location.path, r.location.line) for r in finding.related if r.message == INTERRUPT_POINT
     ]
 
 

@@ -568,8 +568,13 @@ def _cut_safe_if_held(
     if not walk.working or None in walk.working:
         return None
     held = frozenset(walk.working)  # type: ignore[arg-type]
-    again = _Walk(walk.vocabulary, walk.step_names, held_calls=held)
-    again.never_suspends, again.opens_shield = walk.never_suspends, walk.opens_shield
+    again = _Walk(
+        walk.vocabulary,
+        walk.step_names,
+        never_suspends=walk.never_suspends,
+        opens_shield=walk.opens_shield,
+        held_calls=held,
+    )
     again.body(function.body, _Context())
     return tuple(sorted(held)) if again.cut_safe() else None
 
@@ -2523,7 +2528,7 @@ class ProjectIndex:
         """What the functions a suspending function awaits add to its summary: it holds every
         interrupt, or is shielded, through them; its shield managers open shields or not."""
         changes: dict[str, object] = {}
-        if self._through_callees(home, summary, _holds) or self._held_but_silent(home, summary):
+        if not _holds(summary) and self._holds_every_interrupt(home, summary):
             changes["holds"] = True
         if self._through_callees(home, summary, _shielded):
             changes.update(shielded=True, cut_safe=True)
@@ -2543,11 +2548,17 @@ class ProjectIndex:
             home,
             summary,
             summary.cut_safe_if_held,
-            lambda found: (
-                self._through_callees(*found, _holds)
-                or _holds(found[1])
-                or self._held_but_silent(*found)
-            ),
+            lambda found: self._holds_every_interrupt(*found),
+        )
+
+    def _holds_every_interrupt(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Does the function keep every interrupt landing in it: by its own handlers, through
+        the project functions it awaits, or because the awaits it does not hold never
+        suspend?"""
+        return (
+            _holds(summary)
+            or self._through_callees(home, summary, _holds)
+            or self._held_but_silent(home, summary)
         )
 
     def _held_but_silent(self, home: ModuleSummary, summary: FunctionSummary) -> bool:

@@ -105,7 +105,7 @@ from gate.analysis.facts import (
     ModuleAnalysis,
     Region,
 )
-from gate.model import Family, Finding, Related, Severity
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 "contextlib.suppress of cancellation swallows the interrupt: the task "
                 "carries on as if it had not been cancelled",
                 f"{region.function}\x1fsuppress\x1f{point.text}",
-                related=(Related(where, "interrupt point"),),
+                related=(Related(where, INTERRUPT_POINT),),
                 detail=region.teardown_detail((where,), locate),
                 severity=_suppress_severity(analysis, enclosure, region),
             )

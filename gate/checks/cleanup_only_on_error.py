@@ -78,7 +78,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Locate, Rule, shared_sections
 
 
@@ -87,7 +87,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         if handler.cleaned_elsewhere:
             continue
         where = locate(handler.interrupt)
-        related = [Related(where, "interrupt point")]
+        related = [Related(where, INTERRUPT_POINT)]
         if handler.raised_at is not None:
             raised = locate(handler.raised_at)
             related.append(Related(raised, "the re-raise a cancel takes first"))

@@ -62,7 +62,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Locate, Rule, shared_sections
 
 
@@ -75,7 +75,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
             f"(`{entered.interrupt_text}`) leaves the function with it entered: nothing here "
             "exits it on that path, and its owner's exit never runs",
             f"{entered.function}\x1f{entered.label}",
-            related=(Related(where, "interrupt point"),),
+            related=(Related(where, INTERRUPT_POINT),),
             detail=TeardownDetail((where,), entered.function_lines),
             severity=analysis.severity([entered.consequence], None),
         )

@@ -103,7 +103,7 @@ from gate.analysis.facts import (
     Region,
     precedes,
 )
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def _tested(
         f"catch it: a CancelledError is a BaseException, so a cancel at line {where.line} "
         f"(`{handler.interrupt_text}`) never reaches that branch",
         f"{handler.function}\x1fcancel-test\x1f{handler.interrupt_text}",
-        related=(Related(where, "interrupt point"), Related(tested, "cancellation test")),
+        related=(Related(where, INTERRUPT_POINT), Related(tested, "cancellation test")),
         detail=TeardownDetail((where,), handler.function_lines),
         severity=analysis.severity([Consequence.LOSES_WORK], None),
     )
@@ -196,7 +196,7 @@ def _finding(
         locate(enclosure.report_node),
         message,
         f"{region.function}\x1f{point.text}",
-        related=(Related(where, "interrupt point"),),
+        related=(Related(where, INTERRUPT_POINT),),
         detail=region.teardown_detail((where,), locate),
         severity=analysis.severity(_at_stake(point, region, skipped), region),
     )

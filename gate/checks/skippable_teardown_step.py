@@ -97,7 +97,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
-from gate.model import Family, Finding, Related, Severity
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
@@ -125,7 +125,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 locate(step.statement),
                 _message(region, step, skippers[0], interrupts[0].line),
                 f"{region.function}\x1f{step.text}",
-                related=tuple(Related(where, "interrupt point") for where in interrupts),
+                related=tuple(Related(where, INTERRUPT_POINT) for where in interrupts),
                 detail=region.teardown_detail(interrupts, locate),
                 severity=analysis.severity([step.consequence], region),
             )

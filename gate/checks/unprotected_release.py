@@ -88,7 +88,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Locate, Rule, shared_sections
 
 
@@ -109,7 +109,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
             f"(`{release.interrupt_text}`) leaves the function before it, and no finally "
             f"block {what}",
             f"{release.function}\x1f{release.label}",
-            related=(Related(where, "interrupt point"), Related(acquired, "acquired here")),
+            related=(Related(where, INTERRUPT_POINT), Related(acquired, "acquired here")),
             detail=TeardownDetail((where,), release.function_lines),
             severity=analysis.severity([release.consequence], None),
         )

@@ -82,7 +82,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region, precedes
 from gate.analysis.vocabulary import only_waits
-from gate.model import Family, Finding, Related, Severity, TeardownDetail
+from gate.model import INTERRUPT_POINT, Family, Finding, Related, Severity, TeardownDetail
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
 
@@ -143,7 +143,7 @@ def _stack_callbacks(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Findi
             f"{stack.line}, which awaits it when the block exits, outside a shielded cancel "
             f"scope: under trio/anyio a cancel at line {where.line} makes it raise at once",
             f"{pushed.function}\x1f{pushed.label}",
-            related=(Related(where, "interrupt point"), Related(stack, "exit stack")),
+            related=(Related(where, INTERRUPT_POINT), Related(stack, "exit stack")),
             detail=TeardownDetail((where,), pushed.function_lines),
             severity=(analysis.severity(consequences, None) if consequences else Severity.WARNING),
         )

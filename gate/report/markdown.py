@@ -14,7 +14,7 @@ from __future__ import annotations
 import textwrap
 from collections import defaultdict
 
-from gate.model import ComplexityDetail, Finding, Fix, Severity, TeardownDetail
+from gate.model import INTERRUPT_POINT, ComplexityDetail, Finding, Fix, Severity, TeardownDetail
 from gate.report.context import ReportContext
 
 MARKER = "<!-- gate-report -->"
@@ -70,8 +70,8 @@ def _marks(findings: list[Finding]) -> dict[int, list[str]]:
         detail = finding.detail
         if isinstance(detail, TeardownDetail):
             for interrupt in detail.interrupts:
-                if "interrupt point" not in marks[interrupt.line]:
-                    marks[interrupt.line].insert(0, "interrupt point")
+                if INTERRUPT_POINT not in marks[interrupt.line]:
+                    marks[interrupt.line].insert(0, INTERRUPT_POINT)
         if finding.name not in marks[finding.location.line]:
             marks[finding.location.line].append(finding.name)
     return marks
