@@ -146,7 +146,8 @@ itself. A warning when:
   the file already reports every interrupt point it names: one interrupt is one bug with one
   fix, so it fails the run once, at the error naming the fewest interrupt points (then the
   await cut short, the skipped steps, the guard, in that order); the repeats name that error
-  as a related location.
+  as a related location. An interrupt at an await of a helper of the file lands inside the
+  helper: the errors there come first, and report it.
 
 `tool.gate.teardown.best-effort-severity = "error"` makes best-effort steps errors, and
 `test-severity = "error"` judges test code as any other code, and `repeat-severity = "error"`

@@ -181,6 +181,38 @@ class WaitsWithATimeoutForTheTaskItCancelled:
             raise interrupt
 
 
+class GathersTheTasksItCancelledInALoop:
+    # langgraph's transport close: the tasks are cancelled one by one, then gathered; a warning.
+    # The gather returns the tasks' cancels, so the one caught is the caller's: the fix keeps it.
+    async def close(self):
+        tasks = list(self._streams)
+        for task in tasks:
+            task.cancel()
+        interrupt: BaseException | None = None
+        # ruleid: cancellation-swallowed
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        except asyncio.CancelledError as error:
+            interrupt = interrupt or error
+        if interrupt is not None:
+            raise interrupt
+
+
+class GathersTheTasksItCollected:
+    # nats' close: each task is cancelled and collected into a list, which is gathered; a warning.
+    # The cancel caught may be the reader's own: no fix.
+    async def close(self):
+        pending = []
+        if self._reader is not None:
+            pending.append(self._reader)
+            self._reader.cancel()
+        try:
+            await asyncio.gather(*pending)
+        # ruleid: cancellation-swallowed
+        except asyncio.CancelledError:
+            pass
+
+
 class TreatsTheCallersCancelAsATimeout:
     # An error: the task is cancelled only in the handler, after the caller's cancel was taken
     # for a timeout.

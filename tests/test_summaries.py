@@ -441,6 +441,44 @@ async def main(worker):
 """
 
 
+GATHERS = """\
+import asyncio
+import contextlib
+
+
+class Transport:
+    async def close(self):
+        tasks = list(self._streams)
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.write_state()
+
+    async def stop(self):
+        pending = [self._reader]
+        self._writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*pending)
+        self.write_state()
+
+
+async def main(transport):
+    await transport.close()
+    await transport.stop()
+"""
+
+
+def test_a_gather_of_tasks_just_cancelled_is_a_warning(in_tmp: Path, capsys) -> None:
+    # judged on real code (langgraph's and nats' close): tasks cancelled in a loop, or cancelled
+    # and collected in a list, then gathered, are the cancel-then-await idiom; a gather of tasks
+    # the function did not cancel keeps its error
+    write(in_tmp / "job.py", GATHERS)
+    found = _findings(capsys, "--no-cache", "job.py")
+    assert ("GATE103", 10, "warning") in found
+    assert ("GATE103", 17, "error") in found
+
+
 def test_a_suppress_around_a_task_just_cancelled_is_a_warning(in_tmp: Path, capsys) -> None:
     # judged on real code (nanobot's channels): the suppress form of cancel-then-await is tiered
     # as the try/except form is; a suppress around any other await keeps its error
@@ -1191,8 +1229,11 @@ def test_an_async_with_whose_enter_and_exit_never_suspend_is_no_interrupt(
     assert [f for f in found if f[0] == "GATE100" or f[1] > 34] == []
     # what the property's annotation names decides the semaphore's release(): an abstract base
     # class's empty method says nothing of the one that runs, which may suspend and cut the
-    # helper short; a concrete class's empty method never suspends
-    assert (("GATE101", 34, "error") in found) == (semaphore == "AsyncSemaphore")
+    # helper short; a concrete class's empty method never suspends. The cut lands at the
+    # release inside the helper (28), the error; the caller's await (34) repeats it
+    suspends = semaphore == "AsyncSemaphore"
+    assert (("GATE101", 28, "error") in found) == suspends
+    assert (("GATE101", 34, "warning") in found) == suspends
     assert _findings(capsys, "--no-cache", "pkg") == found
 
 
@@ -2145,6 +2186,40 @@ def test_one_error_per_interrupt(in_tmp: Path, capsys) -> None:
         if r["message"] == "the error for this interrupt"
     ]
     assert repeated == [(9, "the error for this interrupt"), (10, "the error for this interrupt")]
+
+
+HELPER_INTERRUPTS = """\
+class Sandbox:
+    async def __aexit__(self, *exc_info):
+        await self.kill()
+        self.write_result()
+
+    async def kill(self):
+        async with self._lock:
+            await self._api.delete_sandbox(self.id)
+"""
+
+
+def test_one_error_per_interrupt_follows_helpers(in_tmp: Path, capsys) -> None:
+    # e2b's and psycopg's `__aexit__`: `await self.kill()` (3) is cut short exactly where a
+    # cancel lands in kill(): at the lock (7, which skips the delete: GATE100 at 8) or in the
+    # delete (GATE101 at 8). Those two are the errors; the caller's await and the write it
+    # skips repeat them, and name them
+    write(in_tmp / "sandbox.py", HELPER_INTERRUPTS)
+    code, out, err = run(capsys, "check", "--format", "json", "--no-cache", "sandbox.py")
+    assert code == 1, err
+    found = {(f["code"], f["line"]): f for f in json.loads(out)["findings"]}
+    severities = {key: finding["severity"] for key, finding in found.items()}
+    assert severities == {
+        ("GATE101", 3): "warning",
+        ("GATE100", 4): "warning",
+        ("GATE100", 8): "error",
+        ("GATE101", 8): "error",
+    }
+    repeated = {
+        r["line"] for r in found[("GATE101", 3)]["related"] if r["message"].startswith("the error")
+    }
+    assert repeated == {8}
 
 
 def test_repeats_can_stay_errors(in_tmp: Path, capsys) -> None:

@@ -4,18 +4,18 @@ teardown rule judge the facts, and resolve positions only for what gets reported
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import replace
 
 from gate.analysis.cancellation import imports_asyncio
 from gate.analysis.candidates import FunctionSpan
 from gate.analysis.cstwalk import Span, node_positions
 from gate.analysis.facts import ModuleAnalysis
+from gate.analysis.interrupts import helper_interrupts, one_error_per_interrupt
 from gate.analysis.walker import AnalysisError, Project, Snippet, analyse_functions
-from gate.checks import RULES, analysis_skipped, rules_of
+from gate.checks import analysis_skipped, rules_of
 from gate.config import GateConfig
 from gate.discovery import matches
-from gate.model import INTERRUPT_POINT, Family, Finding, Location, Related, Severity
+from gate.model import Family, Finding, Location, Severity
 from gate.rule import Locate
 from gate.source import source_lines
 
@@ -71,63 +71,11 @@ def judge(analysis: ModuleAnalysis, locate: Locate) -> list[Finding]:
     for rule in rules_of(Family.TEARDOWN):
         assert rule.check is not None
         findings.extend(rule.check(analysis, locate))
-    return _one_error_per_interrupt(_unique_anchors(findings), analysis.tiers.repeat)
-
-
-def _one_error_per_interrupt(findings: list[Finding], repeat: Severity) -> list[Finding]:
-    """One error per interrupt point: an error whose every interrupt point an error chosen
-    before it already reports takes the `repeat` severity, with that error as a related
-    location. A cancel at `await mount.teardown()` that cuts it short, skips
-    `self._stop_sandbox()` after it and slips past the `except Exception:` around it is one
-    bug with one fix (hold or shield that await): three errors would fail the run three times
-    for it. The errors naming the fewest interrupt points are chosen first (the one most
-    precisely about an interrupt), then by their rule's `interrupt_order` (the await cut
-    short, then the steps it skips, then the guard that misses it), then in source order."""
-    if repeat is Severity.ERROR:
-        return findings
-    points = [_interrupt_points(finding) for finding in findings]
-    chosen: dict[tuple[str, int], Location] = {}  # interrupt point: the error reporting it
-    result = list(findings)
-    for index in _errors_in_choosing_order(findings, points):
-        if all(point in chosen for point in points[index]):
-            errors = dict.fromkeys(chosen[point] for point in points[index])
-            result[index] = _repeat(findings[index], repeat, errors)
-        else:
-            for point in points[index]:
-                chosen.setdefault(point, findings[index].location)
-    return result
-
-
-def _errors_in_choosing_order(
-    findings: list[Finding], points: list[list[tuple[str, int]]]
-) -> list[int]:
-    """The indexes of the errors that interrupt points make happen, in the order
-    `_one_error_per_interrupt` chooses among them."""
-    ranked = [
-        (len(points[index]), rank, finding.location.line, index)
-        for index, finding in enumerate(findings)
-        if finding.severity is Severity.ERROR
-        and points[index]
-        and (rank := RULES[finding.code].interrupt_order) is not None
-    ]
-    return [index for *_, index in sorted(ranked)]
-
-
-def _repeat(finding: Finding, severity: Severity, errors: Iterable[Location]) -> Finding:
-    related = tuple(Related(error, "the error for this interrupt") for error in errors)
-    return replace(finding, severity=severity, related=(*finding.related, *related))
-
-
-def _interrupt_points(finding: Finding) -> list[tuple[str, int]]:
-    """The path and line of a finding's interrupt points: its own for an await cut short."""
-    rule = RULES.get(finding.code)
-    if rule is None or rule.interrupt_order is None:
-        return []
-    if rule.at_interrupt:
-        return [(finding.location.path, finding.location.line)]
-    return [
-        (r.location.path, r.location.line) for r in finding.related if r.message == INTERRUPT_POINT
-    ]
+    unique = _unique_anchors(findings)
+    if analysis.tiers.repeat is Severity.ERROR:
+        return unique
+    helpers = helper_interrupts(analysis, locate)
+    return one_error_per_interrupt(unique, analysis.tiers.repeat, helpers)
 
 
 def locator(path: str, analysis: ModuleAnalysis) -> Locate:

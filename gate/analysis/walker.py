@@ -464,19 +464,56 @@ def _unconditional_raise(body: cst.BaseSuite) -> bool:
 
 def _awaited_names(body: cst.CSTNode) -> set[str]:
     """The dotted names a body awaits, directly or through `asyncio.wait_for(task, 1)` or
-    `asyncio.shield(task)`."""
+    `asyncio.shield(task)`, and the tasks `asyncio.gather(*tasks)`, `asyncio.gather(a, b)` and
+    `asyncio.wait(tasks)` wait on."""
     names = set()
     for node in collect(body).awaits:
         expression = node.expression
         if isinstance(expression, cst.Call) and final_name(expression.func) in _WAITS_ON_ARGUMENT:
             arguments = _call_args(expression)
             expression = arguments[0] if arguments else expression
-        names.add(dotted_name(expression))
+        if isinstance(expression, cst.Call) and final_name(expression.func) in _WAITS_ON_TASKS:
+            names.update(dotted_name(arg.value) for arg in expression.args if arg.keyword is None)
+        else:
+            names.add(dotted_name(expression))
     names.discard(None)
     return names  # type: ignore[return-value]
 
 
 _WAITS_ON_ARGUMENT = frozenset({"wait_for", "shield"})
+_WAITS_ON_TASKS = frozenset({"gather", "wait"})
+
+
+def _cancelled_names(body: cst.CSTNode, leave_out: set[int]) -> set[str]:
+    """The dotted names `x.cancel()` calls under `body` cancel (but those in `leave_out`), and
+    the collections of them: what a loop cancels item by item (`for t in tasks: t.cancel()`),
+    and a list each is appended to (`pending.append(self._reader)`)."""
+    cancelled = {
+        dotted_name(call.func.value)  # type: ignore[attr-defined]
+        for call in _cancel_calls(body)
+        if id(call) not in leave_out
+    }
+    cancelled.discard(None)
+    for node in descendants(body):
+        collection = _collection_of(node, cancelled)  # type: ignore[arg-type]
+        if collection is not None:
+            cancelled.add(collection)
+    return cancelled  # type: ignore[return-value]
+
+
+def _collection_of(node: cst.CSTNode, items: set[str]) -> str | None:
+    """What `node` makes a collection of some of `items`: the iterable of a loop over them, the
+    list one is appended to."""
+    if isinstance(node, cst.For | cst.CompFor) and dotted_name(node.target) in items:
+        return dotted_name(node.iter)
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "append"
+        and any(dotted_name(arg) in items for arg in _call_args(node))
+    ):
+        return dotted_name(node.func.value)
+    return None
 
 
 def _cancel_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
@@ -1072,12 +1109,8 @@ class _RegionWalker:
         inside = {  # a cancel in the handlers comes after the wait it would explain
             id(call) for handler in handlers for call in _cancel_calls(handler)
         }
-        cancelled = {  # cancelled before the await, not in the `try`'s handlers
-            dotted_name(call.func.value)  # type: ignore[attr-defined]
-            for call in _cancel_calls(self.function_body)
-            if id(call) not in inside
-        }
-        return bool(awaited & cancelled)
+        # cancelled before the await, not in the `try`'s handlers
+        return bool(awaited & _cancelled_names(self.function_body, inside))
 
     def guards_each_item(self, statement: cst.Try | cst.TryStar) -> bool:
         """Is the `try` inside a `for` loop, awaiting something of the loop's item, with a

@@ -51,8 +51,9 @@ async def run(self):
 ```
 
 Waiting for a task the function has just cancelled (`task.cancel(); try: await task; except
-CancelledError: pass`, the same with `contextlib.suppress(CancelledError)`, or
-`await asyncio.wait_for(task, 1)`) is a warning: the handler is there
+CancelledError: pass`, the same with `contextlib.suppress(CancelledError)`,
+`await asyncio.wait_for(task, 1)`, or `asyncio.gather(*tasks)` of tasks cancelled one by one in
+a loop or collected in a list) is a warning: the handler is there
 for the child's cancel, and swallows the caller's own only when one lands during that wait. So is
 a handler in trio/anyio code: a cancelled scope raises again at the next checkpoint, so the
 cancel is delayed rather than lost.
@@ -81,9 +82,11 @@ the swallow (a worker loop inside a teardown) changes behaviour. A `return`, `br
 finding says why, when the region yields (the kept cancellation would wait across the `yield`),
 for an `except*` handler (re-raising its group would change what is raised), for a
 `suppress` that shares its `with` with other context managers, and when the guarded code awaits
-a task or future rather than a call (`task.cancel(); await task`): the cancellation caught may be
-that task's own, and re-raising it would make the function look cancelled. A coroutine awaited
-through a call can still hand up a child task's cancel; gate cannot see that.
+a task or future rather than a call (`task.cancel(); await task`), or gathers tasks
+(`asyncio.gather(*tasks)`): the cancellation caught may be that task's own, and re-raising it
+would make the function look cancelled. With `return_exceptions=True` the gather hands the
+tasks' cancels back as results, so what is caught is the function's own, and is kept. A
+coroutine awaited through a call can still hand up a child task's cancel; gate cannot see that.
 
 ## Severity
 {teardown-severity}

@@ -25,7 +25,7 @@ from gate.analysis.facts import (
     Region,
     precedes,
 )
-from gate.analysis.walker import Snippet, exception_names
+from gate.analysis.walker import Snippet, exception_names, final_name
 from gate.checks import RULES
 from gate.fix.rewrite import BlockEdit, Edits, Keep, Shield, SuppressToTry
 from gate.fix.tree import COMPREHENSIONS, FunctionTree, Span, bound_names, loads, own_nodes
@@ -450,15 +450,33 @@ def keep_handler(handler: CancelHandler, tree: FunctionTree, hold: str) -> Keep:
 def _own_cancel(body: cst.CSTNode, tree: FunctionTree) -> None:
     """Raises Unsafe when the guarded code awaits a task or future rather than a call: the
     cancellation caught may be that task's own (`task.cancel(); await task`), and re-raising it
-    would make this function look cancelled."""
+    would make this function look cancelled. So does `asyncio.gather(*tasks)`, which raises a
+    gathered task's cancel, but not with `return_exceptions=True`, which hands it back."""
     for node in own_nodes(body):
-        if isinstance(node, cst.Await) and not isinstance(node.expression, cst.Call):
+        if isinstance(node, cst.Await) and _may_raise_awaited_cancel(node.expression):
             line = tree.span(node).line
             raise Unsafe(
                 f"the cancellation caught may be that of the task awaited at line {line}, not "
                 "this one's: re-raising it would make this function look cancelled (on Python "
                 "3.11+, re-raise only when `asyncio.current_task().cancelling()`)"
             )
+
+
+def _may_raise_awaited_cancel(expression: cst.BaseExpression) -> bool:
+    if not isinstance(expression, cst.Call):
+        return True
+    if final_name(expression.func) != "gather":
+        return False
+    returns = any(
+        arg.keyword is not None
+        and arg.keyword.value == "return_exceptions"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+        for arg in expression.args
+    )
+    awaits_calls = all(
+        isinstance(arg.value, cst.Call) for arg in expression.args if not arg.keyword
+    )
+    return not returns and not awaits_calls
 
 
 def keep_suppress(
