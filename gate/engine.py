@@ -237,7 +237,7 @@ def file_results(
             test_modules = frozenset(
                 s.module for s in summaries if matches(s.module.replace(".", "/") + ".py", tests)
             )
-            index = ProjectIndex(summaries, callers_known, sources, test_modules)
+            index = ProjectIndex(summaries, callers_known, sources, test_modules, settings.teardown)
             _teardown_stages(files, results, keys, settings, options, cache, index)
         cache.save()
     return results, imported

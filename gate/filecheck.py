@@ -139,7 +139,8 @@ def check_file(
     if teardown and result.needs_teardown:
         if index is None:
             alone = [result.summary] if result.summary is not None else []
-            index = ProjectIndex(alone, sources=ProjectSources(None, settings, [source]))
+            sources = ProjectSources(None, settings, [source])
+            index = ProjectIndex(alone, sources=sources, config=settings.teardown)
         result.teardown, result.consulted = teardown_stage(
             source, settings, index, prefilter, result.prepared
         )

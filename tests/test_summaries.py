@@ -1332,6 +1332,54 @@ def test_an_asyncio_lock_no_holder_keeps_across_an_await_never_blocks(in_tmp: Pa
     assert ("GATE104", 22, "warning") in _findings(capsys, "--no-cache", "pkg")
 
 
+# Judged on real code (openai-agents' MCP server and sandbox session cleanup): an asyncio.Lock
+# that only methods named cleanup() take, in two classes, blocks only while another cleanup() of
+# the same object holds it, which does the steps a cancel while waiting would skip.
+CLEANUP_LOCK = """\
+import asyncio
+
+
+class Server:
+    def __init__(self):
+        self._cleanup_lock: asyncio.Lock = asyncio.Lock()
+
+    async def cleanup(self):
+        async with self._cleanup_lock:
+            await self.exit_stack.aclose()
+            self._session.kill_process()
+
+
+class Resources:
+    def __init__(self):
+        self._cleanup_lock = asyncio.Lock()
+
+    async def cleanup(self):
+        async with self._cleanup_lock:
+            await self._sandbox.stop()
+            self._sandbox.delete_sandbox()
+"""
+
+
+def test_a_lock_only_one_teardown_method_takes_is_no_interrupt(in_tmp: Path, capsys) -> None:
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "server.py", CLEANUP_LOCK)
+    found = _findings(capsys, "--no-cache", "pkg")
+    # nothing is skipped by a cancel at the lock: the close at 10, the stop at 20
+    assert [f for f in found if f[0] == "GATE100" and f[1] in (10, 20)] == []
+    # the awaits in the body are interrupts still: the kill after the exit stack's close
+    assert ("GATE100", 11) in {f[:2] for f in found}
+    # another method takes the lock too, and holds it across an await: a cancel while waiting
+    # for it skips the cleanup, which nobody else is doing
+    write(
+        in_tmp / "pkg" / "send.py",
+        "async def send(server, message):\n    async with server._cleanup_lock:\n"
+        "        await server.write(message)\n",
+    )
+    found = _findings(capsys, "--no-cache", "pkg")
+    assert ("GATE100", 10) in {f[:2] for f in found}
+
+
 RUNNER = """\
 async def after_run(models):
     try:

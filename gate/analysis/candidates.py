@@ -432,9 +432,12 @@ def _names(nodes: list[ast.expr | None]) -> set[str]:
 
 def is_teardown_method(span: FunctionSpan, config: TeardownConfig) -> bool:
     """An async method named like teardown: `close`, `_aclose`, `on_shutdown`, `_on_cleanup`."""
-    if span.class_qualname is None:
-        return False
-    name = span.name.lstrip("_")
+    return span.class_qualname is not None and named_teardown(span.name, config)
+
+
+def named_teardown(name: str, config: TeardownConfig) -> bool:
+    """Is a method of this name a teardown method (`close`, `_aclose`, `_on_cleanup`)?"""
+    name = name.lstrip("_")
     return name in config.teardown_methods or (
         name.startswith("on_") and name[3:] in config.teardown_methods
     )

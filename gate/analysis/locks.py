@@ -10,6 +10,11 @@ checkpoint even when the lock is free.
 Whether every holder is such a holder is read from every mention of the lock's attribute name in
 the project's sources (`never_held_across_suspension`), since a lock is made in one module and
 taken in others.
+
+A lock that only teardown methods of one name take (`async with self._cleanup_lock:` in
+`cleanup()`, nowhere else) blocks only while another run of that method on the same object
+holds it: a cancel while waiting skips nothing that the holder is not doing
+(`entered_only_in`).
 """
 
 from __future__ import annotations
@@ -46,16 +51,10 @@ def never_held_across_suspension(text: str, name: str) -> bool:
     except (SyntaxError, ValueError, RecursionError):
         return False
     harmless: set[int] = set()
-    attributes = 0
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name:
-            attributes += 1
-            if isinstance(node.ctx, ast.Store):
-                harmless.add(id(node))
-        elif isinstance(node, ast.AsyncWith):
+        if isinstance(node, ast.AsyncWith):
             harmless.update(_entered_briefly(node, name))
-        elif _asks_harmlessly(node, name):
-            harmless.add(id(node.func.value))  # type: ignore[attr-defined]
+    attributes = _count_harmless(tree, name, harmless)
     return attributes == len(harmless) == mentions(text, name)
 
 
@@ -91,3 +90,63 @@ def _may_suspend(body: list[ast.stmt]) -> bool:
             child for child in ast.iter_child_nodes(node) if not isinstance(child, _NESTED)
         )
     return False
+
+
+def entered_only_in(text: str, name: str) -> list[str] | None:
+    """The names of the functions whose `async with x.name:` (with no `as`) enters the lock,
+    one entry each, when every other mention of `name` in this module's source is an
+    attribute that is assigned or asked `.locked()`; None when some other mention may take it
+    (an `acquire()`, a name handed on, a string, a comment)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    harmless: set[int] = set()
+    entering: list[str] = []
+    for function in _functions(tree):
+        for node in _own_nodes(function):
+            if isinstance(node, ast.AsyncWith):
+                entered = _entered(node, name)
+                harmless.update(entered)
+                entering += [function.name] * len(entered)
+    attributes = _count_harmless(tree, name, harmless)
+    return entering if attributes == len(harmless) == mentions(text, name) else None
+
+
+def _count_harmless(tree: ast.AST, name: str, harmless: set[int]) -> int:
+    """The `x.name` attributes in the tree; those assigned or asked `.locked()` go into
+    `harmless`."""
+    attributes = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == name:
+            attributes += 1
+            if isinstance(node.ctx, ast.Store):
+                harmless.add(id(node))
+        elif _asks_harmlessly(node, name):
+            harmless.add(id(node.func.value))  # type: ignore[attr-defined]
+    return attributes
+
+
+def _entered(statement: ast.AsyncWith, name: str) -> list[int]:
+    return [
+        id(item.context_expr)
+        for item in statement.items
+        if isinstance(item.context_expr, ast.Attribute)
+        and item.context_expr.attr == name
+        and not item.optional_vars
+    ]
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not entering nested functions or classes."""
+    pending: list[ast.AST] = list(getattr(function, "body", []))
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(
+            child for child in ast.iter_child_nodes(node) if not isinstance(child, _NESTED)
+        )

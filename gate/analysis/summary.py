@@ -17,8 +17,13 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
+from gate.analysis.candidates import named_teardown
 from gate.analysis.facts import Consequence
-from gate.analysis.locks import NEVER_BLOCKING_WHEN_FREE, never_held_across_suspension
+from gate.analysis.locks import (
+    NEVER_BLOCKING_WHEN_FREE,
+    entered_only_in,
+    never_held_across_suspension,
+)
 from gate.analysis.state_flags import completing_flag, required_flag
 from gate.analysis.vocabulary import (
     CONTAINER_TYPES,
@@ -38,6 +43,7 @@ from gate.astwalk import (
     node_fields,
     walk_nodes,
 )
+from gate.config import TeardownConfig
 
 
 @dataclass(frozen=True)
@@ -2051,6 +2057,7 @@ class ProjectIndex:
         callers_known: bool = True,
         sources: SourceSearch | None = None,
         test_modules: frozenset[str] = frozenset(),
+        config: TeardownConfig | None = None,
     ) -> None:
         # whether the run sees the callers: false when it was given single files (pre-commit),
         # whose callers live in files it does not read; caller facts then hold only for names
@@ -2060,8 +2067,10 @@ class ProjectIndex:
         # the modules that are test code: a test that runs a hook itself does not say how the
         # application runs it
         self.test_modules = test_modules
+        self.config = config or TeardownConfig()  # which methods are teardown, by their names
         self._complete: dict[str, bool] = {}  # by function name: callers_complete
         self._free_locks: dict[str, bool] = {}  # by attribute name: _never_blocks
+        self._only_takers: dict[tuple[str, str], bool] = {}  # (attribute, method): _taken_only_by
         self.modules = {module.module: module for module in modules}
         suffixes: dict[str, set[str]] = {}
         for name in self.modules:
@@ -2692,7 +2701,9 @@ class ProjectIndex:
 
     def _never_blocks(self, module: ModuleSummary, caller: str, owner: str, receiver: str) -> bool:
         """Is the receiver (`self._lock`) an attribute holding an `asyncio.Lock` that no
-        holder anywhere in the project's sources keeps across a suspension?"""
+        holder anywhere in the project's sources keeps across a suspension, or that only this
+        teardown method takes (a cancel while it waits skips nothing the holder, another run
+        of the method, is not doing)?"""
         held = self._held(module, caller, owner, receiver) if "." in receiver else None
         if held is None or self.sources is None:
             return False
@@ -2700,6 +2711,29 @@ class ProjectIndex:
         if _as_imported(home.imports, made) not in NEVER_BLOCKING_WHEN_FREE:
             return False
         attribute = receiver.rpartition(".")[2]
+        return self._free_lock(attribute) or self._taken_only_by(attribute, caller)
+
+    def _taken_only_by(self, attribute: str, caller: str) -> bool:
+        name = caller.rpartition(".")[2]
+        if not named_teardown(name, self.config):
+            return False
+        key = (attribute, name)
+        if key not in self._only_takers:
+            self._only_takers[key] = self._entered_only_by(attribute, name)
+        return self._only_takers[key]
+
+    def _entered_only_by(self, attribute: str, name: str) -> bool:
+        listed = self.sources.mentioning(attribute) if self.sources is not None else None
+        entering: list[str] = []
+        for _, text in listed or ():
+            found = entered_only_in(text, attribute)
+            if found is None:
+                return False
+            entering += found
+        return bool(entering) and all(entered == name for entered in entering)
+
+    def _free_lock(self, attribute: str) -> bool:
+        assert self.sources is not None
         if attribute not in self._free_locks:
             listed = self.sources.mentioning(attribute)
             self._free_locks[attribute] = bool(listed) and all(

@@ -11,7 +11,9 @@ region of its own and is judged in its body.
 A no-argument `.aclose()` is exempt: those must close even when cancelled. So is what cannot
 suspend, and so cannot raise: an await of a project function that never suspends, and an
 `async with` whose managers never suspend (a no-op `__aenter__`, an `asyncio.Lock` attribute that
-no holder anywhere in the project keeps across an await: it is always free when taken).
+no holder anywhere in the project keeps across an await: it is always free when taken; one that
+only teardown methods of this one's name take, which waits only while another run of it holds
+the lock and does the same work).
 
 ## Why is this bad?
 trio and anyio cancellation is level-triggered: once a scope is cancelled, every checkpoint inside

@@ -87,7 +87,8 @@ def _project(
     modules = [m for m in project.modules if m.module != name]
     if own is not None:
         modules.append(own)
-    return ProjectView(ProjectIndex(modules, project.callers_known, project.sources), name)
+    index = ProjectIndex(modules, project.callers_known, project.sources, config=settings.teardown)
+    return ProjectView(index, name)
 
 
 def analyse(
