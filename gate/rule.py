@@ -138,9 +138,8 @@ itself. A warning when:
   run): cutting it short needs a second cancel, or one landing while the error is handled;
 - nothing cancels the task it runs in (`asyncio.run`'s main coroutine that routes SIGINT and
   SIGTERM to handlers of its own, or such a function that the project awaits only up to
-  functions a framework starts, a CLI's commands; the coroutine of
-  `loop.run_until_complete(...)`, which Ctrl-C does not cancel, in a function that cancels no
-  task of the loop's), or it is a teardown method nothing in the project calls;
+  functions a framework starts, a CLI's commands), or it is a teardown method nothing in the
+  project calls;
 - a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
   `_delete_cache_best_effort()`);
 - it is a step skipped, a step cut short or a guard missing the cancel, and another error of

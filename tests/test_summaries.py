@@ -1051,42 +1051,6 @@ def test_what_only_a_main_task_that_routes_its_signals_awaits_is_uncancelled(
     assert (23, "warning") in lines
 
 
-LOOP_MAIN = """\
-import asyncio
-
-
-class Bot:
-    async def stop(self):
-        await self._updater.stop_polling()
-        self._updater.save_offset()
-
-
-def run_polling(bot, loop):
-    try:
-        loop.run_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        loop.run_until_complete(bot.stop())
-"""
-
-
-@pytest.mark.parametrize(("cancels_all", "severity"), [(False, "warning"), (True, "error")])
-def test_the_coroutine_of_run_until_complete_is_uncancelled(
-    in_tmp: Path, capsys, cancels_all: bool, severity: str
-) -> None:
-    """python-telegram-bot's `run_polling`: `loop.run_until_complete(updater.stop())` after
-    Ctrl-C. KeyboardInterrupt stops the loop and cancels no task; a function that cancels the
-    loop's tasks (`asyncio.all_tasks()`, as `asyncio.run` does on its way out) may cancel it."""
-    write(in_tmp / "pyproject.toml", TIERS_ALONE)
-    text = LOOP_MAIN
-    if cancels_all:
-        text += "        for task in asyncio.all_tasks(loop):\n            task.cancel()\n"
-    write(in_tmp / "pkg" / "bot.py", text)
-    found = _findings(capsys, "--no-cache", "pkg")
-    assert ("GATE100", 7, severity) in found  # the offset save, skipped
-
-
 FRAMEWORK_MAIN = """\
 import asyncio
 import signal

@@ -106,15 +106,10 @@ class FunctionSummary:
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
-# `asyncio.run(...)`, or another one (a task it creates, a function handed on as a value).
-# AFTER_CANCEL: a hook that aiohttp's `run_app` runs from its main task's `finally:`, entered by
-# the one cancel it delivers on SIGINT or SIGTERM. LOOP_TASK: the task of
-# `loop.run_until_complete(f())`, which Ctrl-C does not cancel (KeyboardInterrupt stops the loop
-# and leaves the task as it is), in a function that cancels no task of the loop's
-# (`asyncio.all_tasks()`, as `asyncio.run` does on its way out); it runs in the main task
-# otherwise.
+# `asyncio.run(...)` (or `loop.run_until_complete(...)`), or another one (a task it creates, a
+# function handed on as a value). AFTER_CANCEL: a hook that aiohttp's `run_app` runs from its
+# main task's `finally:`, entered by the one cancel it delivers on SIGINT or SIGTERM.
 SAME_TASK, MAIN_TASK, OTHER_TASK, AFTER_CANCEL = "same", "main", "other", "after-cancel"
-LOOP_TASK = "loop"
 
 
 class CallSite(NamedTuple):
@@ -989,7 +984,7 @@ def _tasks_of(nodes: list[ast.AST], awaited: list[tuple[ast.Call, bool]]) -> dic
         if kind is ast.Call:
             tasks.setdefault(id(child), OTHER_TASK)
             for call in _main_coroutine(child):
-                tasks[id(call)] = _main_task(child, nodes)  # type: ignore[arg-type]
+                tasks[id(call)] = MAIN_TASK
         elif kind is ast.Expr:
             tasks[id(child.value)] = ""  # type: ignore[attr-defined]
     tasks.update((id(call), OTHER_TASK) for call in _shielded_by_call(awaited))
@@ -1085,19 +1080,6 @@ def _site(
     if isinstance(named, ast.Attribute):
         return CallSite(named.attr, dotted(named.value) or "?", caller, owner, shielded, task)
     return CallSite(_final(named), None, caller, owner, shielded, task)
-
-
-def _main_task(run: ast.Call, nodes: list[ast.AST]) -> str:
-    """The task a main coroutine runs in: LOOP_TASK for `loop.run_until_complete(f())` in a
-    function that does not cancel the loop's tasks (`asyncio.all_tasks()`), MAIN_TASK else."""
-    if not (dotted(run.func) or "").endswith(".run_until_complete"):
-        return MAIN_TASK
-    cancels_all = any(
-        (type(node) is ast.Attribute and node.attr == "all_tasks")  # type: ignore[attr-defined]
-        or (type(node) is ast.Name and node.id == "all_tasks")  # type: ignore[attr-defined]
-        for node in nodes
-    )
-    return MAIN_TASK if cancels_all else LOOP_TASK
 
 
 def _main_coroutine(node: ast.AST) -> list[ast.Call]:
@@ -2158,13 +2140,10 @@ class ProjectIndex:
     def uncancelled(self, module: ModuleSummary, qualname: str, visiting: frozenset[str]) -> bool:
         """Does nothing cancel the task this async function runs in? So when it is the main
         coroutine of `asyncio.run(...)` (whose task only Ctrl-C cancels) and routes the loop's
-        signals to handlers of its own, or that of `loop.run_until_complete(...)` (which Ctrl-C
-        does not cancel), or when every place that runs it awaits it in such a function. False
-        when nothing in the project runs it."""
+        signals to handlers of its own, or when every place that runs it awaits it in such a
+        function. False when nothing in the project runs it."""
 
         def qualifies(home: ModuleSummary, site: CallSite, inner: frozenset[str]) -> bool:
-            if site.task == LOOP_TASK:
-                return True
             if site.task == MAIN_TASK:
                 return bool(module.functions[qualname].routes_signals)
             return site.task == SAME_TASK and self.uncancelled(home, site.caller, inner)
@@ -2179,8 +2158,7 @@ class ProjectIndex:
             and self._awaited_up_to_entry_points(module, qualname, frozenset())
         ):
             return True
-        entries = (MAIN_TASK, LOOP_TASK)
-        return self._every_runner(module, qualname, visiting, entries, qualifies)
+        return self._every_runner(module, qualname, visiting, MAIN_TASK, qualifies)
 
     def _awaited_up_to_entry_points(
         self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
@@ -2217,7 +2195,7 @@ class ProjectIndex:
             )
 
         return self._every_runner(
-            module, qualname, visiting, (AFTER_CANCEL,), qualifies, skip_tests=True
+            module, qualname, visiting, AFTER_CANCEL, qualifies, skip_tests=True
         )
 
     def _every_runner(
@@ -2225,21 +2203,16 @@ class ProjectIndex:
         module: ModuleSummary,
         qualname: str,
         visiting: frozenset[str],
-        entries: tuple[str, ...],
+        entry: str,
         qualifies: Callable[[ModuleSummary, CallSite, frozenset[str]], bool],
         skip_tests: bool = False,
     ) -> bool:
         """Does every place in the project that runs this async function qualify, followed up
         to four callers deep? False when nothing runs it, and when no site anywhere runs
-        a function in one of the `entries` tasks the chain must start from."""
+        a function in the `entry` task the chain must start from."""
         target = module.functions.get(qualname)
         key = f"{module.module}:{qualname}"
-        if (
-            target is None
-            or key in visiting
-            or len(visiting) > 3
-            or not any(map(self._has_task, entries))
-        ):
+        if target is None or key in visiting or len(visiting) > 3 or not self._has_task(entry):
             return False
         inner = visiting | {key}
         runs = False
