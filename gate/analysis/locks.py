@@ -81,15 +81,7 @@ def _asks_harmlessly(node: ast.AST, name: str) -> bool:
 
 def _may_suspend(body: list[ast.stmt]) -> bool:
     """Does the block hold a suspension of its own function (not of a nested one)?"""
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, _SUSPENDS):
-            return True
-        pending.extend(
-            child for child in ast.iter_child_nodes(node) if not isinstance(child, _NESTED)
-        )
-    return False
+    return any(isinstance(node, _SUSPENDS) for node in _own_nodes(body))
 
 
 def entered_only_in(text: str, name: str) -> list[str] | None:
@@ -104,7 +96,7 @@ def entered_only_in(text: str, name: str) -> list[str] | None:
     harmless: set[int] = set()
     entering: list[str] = []
     for function in _functions(tree):
-        for node in _own_nodes(function):
+        for node in _own_nodes(function.body):
             if isinstance(node, ast.AsyncWith):
                 entered = _entered(node, name)
                 harmless.update(entered)
@@ -141,9 +133,9 @@ def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef
     return (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
 
 
-def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's body, not entering nested functions or classes."""
-    pending: list[ast.AST] = list(getattr(function, "body", []))
+def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a block, not entering nested functions or classes."""
+    pending: list[ast.AST] = list(body)
     while pending:
         node = pending.pop()
         yield node

@@ -294,7 +294,7 @@ def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
-def _literally_false(node: cst.BaseExpression) -> bool:
+def literally_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
@@ -302,7 +302,7 @@ def is_shield_scope(call: cst.Call) -> bool:
     """A trio/anyio scope opened with `shield=` anything but a literal False (`shield=pending`
     shields when it matters)."""
     values = [
-        False if _literally_false(arg.value) else None
+        False if literally_false(arg.value) else None
         for arg in call.args
         if arg.keyword is not None and arg.keyword.value == "shield"
     ]
@@ -315,7 +315,7 @@ def _sets_shield(statement: cst.CSTNode) -> bool:
         return False
     return any(
         isinstance(small, cst.Assign)
-        and not _literally_false(small.value)
+        and not literally_false(small.value)
         and any(
             isinstance(t.target, cst.Attribute) and t.target.attr.value == "shield"
             for t in small.targets

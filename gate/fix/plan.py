@@ -25,7 +25,7 @@ from gate.analysis.facts import (
     Region,
     precedes,
 )
-from gate.analysis.walker import Snippet, exception_names, final_name
+from gate.analysis.walker import Snippet, exception_names, final_name, literally_false
 from gate.checks import RULES
 from gate.fix.rewrite import BlockEdit, Edits, Keep, Shield, SuppressToTry
 from gate.fix.tree import COMPREHENSIONS, FunctionTree, Span, bound_names, loads, own_nodes
@@ -463,6 +463,8 @@ def _own_cancel(body: cst.CSTNode, tree: FunctionTree) -> None:
 
 
 def _may_raise_awaited_cancel(expression: cst.BaseExpression) -> bool:
+    """Can awaiting this raise the cancel of a task it waits on: a task or future awaited
+    as is, or a gather of tasks without `return_exceptions=True`?"""
     if not isinstance(expression, cst.Call):
         return True
     if final_name(expression.func) != "gather":
@@ -470,7 +472,7 @@ def _may_raise_awaited_cancel(expression: cst.BaseExpression) -> bool:
     returns = any(
         arg.keyword is not None
         and arg.keyword.value == "return_exceptions"
-        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+        and not literally_false(arg.value)
         for arg in expression.args
     )
     awaits_calls = all(
