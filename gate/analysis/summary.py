@@ -1593,7 +1593,15 @@ def tasks_awaited_only_shielded(tree: ast.Module) -> frozenset[int]:
     nothing cancels it, so it runs to completion. Any other use of the attribute (a bare
     `await`, `.cancel()`, handing it on) keeps the task exposed."""
     found: set[int] = set()
-    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+    classes, makers = [], []
+    for node in ast.walk(tree):
+        if type(node) is ast.ClassDef:
+            classes.append(node)
+        elif type(node) is ast.Assign and _makes_task_of_call(node.value):
+            makers.append(node.lineno)
+    for cls in classes:
+        if not any(cls.lineno <= line <= (cls.end_lineno or line) for line in makers):
+            continue  # no task made in it: nothing to walk it for
         made, stores = _task_attributes(cls)
         if made:
             found |= _only_shielded(cls, made, stores)
