@@ -141,7 +141,9 @@ itself. A warning when:
   functions a framework starts, a CLI's commands), or it is a teardown method nothing in the
   project calls;
 - a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
-  `_delete_cache_best_effort()`);
+  `_delete_cache_best_effort()`), or the step is all a `try` runs whose `except Exception:` only
+  passes or logs at debug level, or all a `with suppress(Exception):` holds: the code accepts
+  losing it to a failure, so losing it to a cancel is best effort;
 - it is a step skipped, a step cut short or a guard missing the cancel, and another error of
   the file already reports every interrupt point it names: one interrupt is one bug with one
   fix, so it fails the run once, at the error naming the fewest interrupt points (then the

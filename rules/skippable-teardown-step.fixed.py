@@ -1,6 +1,9 @@
 # Annotated examples for GATE100 skippable-teardown-step (and the other GATE1xx findings that the
 # same code draws). Each marker applies to the next code line.
 import asyncio
+import logging
+
+logger = logging.getLogger(__name__)
 
 
 class NoGuard:
@@ -320,6 +323,28 @@ class InflectedAndCancelledSteps:
             self.mark_stopped()
             # ok: skippable-teardown-step
             self.is_stopped()
+            if interrupt is not None:
+                raise interrupt
+
+
+class StepsWhoseFailureIsDropped:
+    # A step that is all a `try` runs whose `except Exception:` only passes or logs at debug
+    # level is one the code lets fail unnoticed: the findings about losing it are warnings.
+    async def run(self, transports):
+        try:
+            await self.evaluate()
+        finally:
+            interrupt: BaseException | None = None
+            for transport in transports:
+                try:
+                    # ruleid: skippable-teardown-step
+                    # ruleid: unguarded-cleanup-await
+                    await transport.terminate()
+                # ruleid: guard-misses-cancellation
+                except Exception:
+                    logger.debug("could not terminate %s", transport)
+                except BaseException as error:
+                    interrupt = interrupt or error
             if interrupt is not None:
                 raise interrupt
 

@@ -187,6 +187,56 @@ def test_what_a_close_acts_on_decides_its_tier(in_tmp: Path, capsys) -> None:
     assert found[("GATE100", 10)] == "warning"  # its name says best effort
 
 
+DROPPED_FAILURES = """\
+import contextlib
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+async def run(job, sandbox, transports):
+    try:
+        await job.evaluate()
+    finally:
+        for transport in transports:
+            try:
+                await transport.terminate()
+            except Exception:
+                logger.debug("could not terminate", exc_info=True)
+        with contextlib.suppress(Exception):
+            await sandbox.delete()
+        try:
+            await sandbox.kill()
+        except Exception:
+            logger.warning("could not kill %s", sandbox)
+        try:
+            await job.upload()
+            await job.save_result()
+        except Exception:
+            pass
+"""
+
+
+def test_a_step_whose_failure_the_code_drops_is_best_effort(in_tmp: Path, capsys) -> None:
+    """Judged on real code (fastmcp's transports, nats' consumer delete): a step that is all a
+    `try` runs whose `except Exception:` only passes or logs at debug level, or all that a
+    `suppress(Exception)` holds, may fail unnoticed by the code's own word, so a cancel that
+    cuts or skips it is best effort. A handler that logs a warning, or a `try` of two steps,
+    says nothing of the kind; and the guard that misses the cancel stays an error while a
+    later step that matters is at stake."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "job.py", DROPPED_FAILURES)
+    found = _findings(capsys, "--no-cache", ".")
+    severity = {(code, line): severity for code, line, severity in found}
+    assert severity[("GATE101", 13)] == "warning"  # terminate(): dropped, logged at debug
+    assert severity[("GATE100", 13)] == "warning"  # the later terminate()s: the same step
+    assert severity[("GATE101", 17)] == "warning"  # delete() under suppress(Exception)
+    assert severity[("GATE101", 19)] == "error"  # kill(): the failure is logged as a warning
+    assert severity[("GATE101", 23)] == "error"  # upload(): one of two steps of the try
+    assert severity[("GATE100", 24)] == "error"
+    assert severity[("GATE102", 14)] == "error"  # the guard of terminate(): kill() is at stake
+
+
 RELEASED_OBJECT = """\
 async def run(job, lock):
     try:

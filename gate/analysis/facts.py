@@ -197,6 +197,10 @@ class CriticalStep:
     # the names its call passes, joined by `_` (`client.delete(self._sandbox)` -> the
     # sandbox): what it acts on besides its receiver
     acts_on: str = ""
+    # the step is all a `try` runs whose handler drops an `Exception` unnoticed (`except
+    # Exception: pass`, a debug log) or a `with suppress(Exception):` holds: losing it to a
+    # failure is accepted, so losing it to a cancel is best effort
+    failure_ignored: bool = False
 
     @property
     def only_by_contract(self) -> bool:

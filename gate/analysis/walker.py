@@ -324,6 +324,54 @@ def _sets_shield(statement: cst.CSTNode) -> bool:
     )
 
 
+def _sole_statement(block: cst.CSTNode, small: cst.BaseSmallStatement) -> bool:
+    """Is `small` all that the body of this `try` or `with` runs?"""
+    body = getattr(block, "body", None)
+    statements = getattr(body, "body", ())
+    return (
+        len(statements) == 1
+        and isinstance(statements[0], cst.SimpleStatementLine)
+        and len(statements[0].body) == 1
+        and statements[0].body[0] is small
+    )
+
+
+def ignores_failure(block: cst.CSTNode) -> bool:
+    """Does this `try` or `with` drop an `Exception` its body raises, and nothing else of
+    note: a handler of `Exception` (not of cancellation) whose body only passes, carries on or
+    logs at debug level, or `suppress(Exception)`? The code says the step may fail unnoticed."""
+    if isinstance(block, cst.With):
+        return any(
+            isinstance(item.item, cst.Call)
+            and final_name(item.item.func) == "suppress"
+            and "Exception" in [n for a in _call_args(item.item) for n in exception_names(a)]
+            for item in block.items
+        )
+    if not isinstance(block, cst.Try) or cancel_handler_index(block) is not None:
+        return False
+    return any(
+        "Exception" in exception_names(handler.type) and _silent(handler.body)
+        for handler in block.handlers
+    )
+
+
+def _silent(body: cst.BaseSuite) -> bool:
+    """Only `pass`, `...`, `continue`, a string, or a call of a `debug` method."""
+    for statement in getattr(body, "body", ()):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Pass | cst.Continue):
+                continue
+            value = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(value, cst.Ellipsis | cst.SimpleString):
+                continue
+            if isinstance(value, cst.Call) and final_name(value.func) == "debug":
+                continue
+            return False
+    return True
+
+
 def cancel_handler_index(statement: cst.Try | cst.TryStar) -> int | None:
     """The handler a cancel lands in: the first that catches cancellation (a later broad
     handler never sees it)."""
@@ -936,8 +984,19 @@ class _RegionWalker:
                 ends_region=id(small) in self.ending,
                 reasserted=self.reasserted() if self.reasserts else (),
                 acts_on=acts_on,
+                failure_ignored=self.failure_ignored(small),
             )
         )
+
+    def failure_ignored(self, small: cst.BaseSmallStatement) -> bool:
+        """Is the step the whole body of a `try` (or `with suppress(...)`) that drops its
+        failure: `except Exception: pass`, or a handler that only logs it at debug level?"""
+        for enclosure in reversed(self.enclosures):
+            if enclosure.kind is EnclosureKind.SHIELD:
+                continue
+            node = enclosure.node
+            return _sole_statement(node, small) and ignores_failure(node)
+        return False
 
     def add_points(self, expression: cst.CSTNode | None, statement: cst.CSTNode) -> None:
         if expression is not None:
@@ -1222,6 +1281,8 @@ class _RegionWalker:
             return Consequence.BEST_EFFORT
         if self.documented_best_effort or self._awaits_documented_best_effort(step):
             return Consequence.BEST_EFFORT  # the code says losing it is acceptable
+        if step.failure_ignored:
+            return Consequence.BEST_EFFORT  # a failure of it loses as much, and goes unnoticed
         if step.consequence is Consequence.LOSES_WORK and self._awaits_best_effort(step):
             return Consequence.BEST_EFFORT  # what the step runs only takes best-effort steps
         return step.consequence
