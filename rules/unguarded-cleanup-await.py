@@ -1,4 +1,5 @@
 # Annotated examples for GATE101 unguarded-cleanup-await.
+import abc
 import asyncio
 import contextlib
 import shutil
@@ -377,3 +378,38 @@ class PingFlush:
             await self.flush()
             # ruleid: skippable-teardown-step
             self.write_result()
+
+
+class Session(abc.ABC):
+    # An extension point whose only shipped implementation never suspends: an await of it
+    # never suspends, nor does a callee that only awaits it (SWE-ReX's LocalRuntime.close, whose
+    # sessions come from a property annotated as a dict of them).
+    @abc.abstractmethod
+    async def close(self): ...
+
+
+class ShellSession(Session):
+    async def close(self):
+        self._shell.close()
+
+
+class SessionRuntime:
+    @property
+    def sessions(self) -> dict[str, Session]:
+        return self._sessions
+
+    async def close(self):
+        for session in self.sessions.values():
+            # ok: unguarded-cleanup-await
+            await session.close()
+
+
+class SessionDeployment:
+    async def start(self):
+        self._runtime = SessionRuntime()
+
+    async def stop(self):
+        # ok: unguarded-cleanup-await
+        await self._runtime.close()
+        # ok: skippable-teardown-step
+        self._container.kill()

@@ -1877,6 +1877,61 @@ def test_an_extension_point_runs_the_implementations_the_project_ships(
     assert [f[:2] for f in found] == [("GATE105", 9)]
 
 
+RUNTIME_SESSIONS = """\
+import abc
+
+
+class Session(abc.ABC):
+    @abc.abstractmethod
+    async def close(self): ...
+
+
+class ShellSession(Session):
+    async def close(self):
+        self._shell.close()
+
+
+class Runtime:
+    def __init__(self):
+        self._sessions: dict[str, Session] = {}
+
+    @property
+    def sessions(self) -> dict[str, Session]:
+        return self._sessions
+
+    async def close(self):
+        for session in self.sessions.values():
+            await session.close()
+
+
+class Deployment:
+    async def start(self):
+        self._runtime = Runtime()
+
+    async def stop(self):
+        await self._runtime.close()
+        self._container.kill()
+"""
+
+
+def test_a_callee_that_only_awaits_extension_points_that_never_suspend_never_suspends(
+    in_tmp: Path, capsys
+) -> None:
+    """Judged on real code (SWE-ReX's LocalRuntime.close): the loop's items come from a
+    property annotated as a container of one class, whose `close()` is abstract and whose only
+    shipped implementation never suspends. So no cancel lands in the loop, and none in the
+    caller's `await self._runtime.close()` either; with an implementation that suspends, the
+    cancel can land in both, and the kill after it can be skipped."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "runtime.py", RUNTIME_SESSIONS)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    remote = "from pkg.runtime import Session\n\n\nclass RemoteSession(Session):\n"
+    write(in_tmp / "pkg" / "remote.py", remote + "    async def close(self):\n        await x()\n")
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
+    assert found == {("GATE100", 24), ("GATE101", 24), ("GATE101", 32), ("GATE100", 33)}
+
+
 RETRYING = """\
 from pkg.http import HTTPXRequest
 

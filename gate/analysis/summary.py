@@ -812,6 +812,9 @@ class _ModuleWalk:
         returned = _property_class(node)
         if returned is not None:
             self.types.setdefault((owner, node.name), returned)
+        contained = _property_contents(node)
+        if contained is not None:  # `def sessions(self) -> dict[str, Session]`
+            self.types.setdefault((owner, node.name + contained[0]), contained[1])
         host = _self_annotation(node)
         if host is not None:
             self.types[(qualname, "self")] = host
@@ -836,6 +839,14 @@ def _property_class(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | N
     if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
         return None
     return _annotated_class(function.returns)
+
+
+def _property_contents(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str] | None:
+    """(suffix, class) for a property whose return annotation is a container of one class
+    (`def sessions(self) -> dict[str, Session]`): what the attribute's items hold."""
+    if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
+        return None
+    return _contained(function.returns)
 
 
 # The name under which a function's recorded types keep the class it returns (no identifier
@@ -2766,10 +2777,15 @@ class ProjectIndex:
             return False
         for call in calls:
             found = self._function(home, *located, call)
-            if found is None:
-                if not _library_never_suspends(home, call):
+            if found is not None:
+                if not settled(found):
                     return False
-            elif not settled(found):
+                continue
+            implemented = self._implementations(home, *located, call)
+            if implemented:  # an extension point: each implementation the project ships runs
+                if not all(map(settled, implemented)):
+                    return False
+            elif not _library_never_suspends(home, call):
                 return False
         return True
 
