@@ -1932,6 +1932,50 @@ def test_a_callee_that_only_awaits_extension_points_that_never_suspend_never_sus
     assert found == {("GATE100", 24), ("GATE101", 24), ("GATE101", 32), ("GATE100", 33)}
 
 
+REEXPORTED_CONTROLLER = """\
+class AgentController:
+    async def close(self):
+        await self.set_state("stopped")
+        self._closed = True
+
+    async def set_state(self, state):
+        self._state = state
+"""
+
+SESSION_OF_CONTROLLER = """\
+from pkg.controller import AgentController
+
+
+class AgentSession:
+    controller: AgentController | None = None
+
+    async def close(self):
+        if self.controller is not None:
+            await self.controller.close()
+        self._sandbox.kill()
+"""
+
+
+def test_a_class_a_package_re_exports_is_the_class_it_imports(in_tmp: Path, capsys) -> None:
+    """Judged on real code (OpenHands' `from openhands.controller import AgentController`,
+    which the package's `__init__.py` re-exports from `.agent_controller`): the attribute's
+    class is found through the re-export, and its close() never suspends, so no cancel lands
+    in the teardown method before the kill; with an await that suspends, one can."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(
+        in_tmp / "pkg" / "controller" / "__init__.py",
+        "from .agent_controller import AgentController\n\n__all__ = ['AgentController']\n",
+    )
+    write(in_tmp / "pkg" / "controller" / "agent_controller.py", REEXPORTED_CONTROLLER)
+    write(in_tmp / "pkg" / "session.py", SESSION_OF_CONTROLLER)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    suspending = REEXPORTED_CONTROLLER.replace("self._state = state", "await self._bus.put(state)")
+    write(in_tmp / "pkg" / "controller" / "agent_controller.py", suspending)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
+    assert found == {("GATE101", 9), ("GATE100", 10)}
+
+
 RETRYING = """\
 from pkg.http import HTTPXRequest
 

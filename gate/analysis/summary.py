@@ -2995,14 +2995,23 @@ class ProjectIndex:
                     return result
         return None
 
-    def _class(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, str] | None:
-        """Where a class named in `module` is defined: (its module, its qualname)."""
+    def _class(
+        self, module: ModuleSummary, name: str, depth: int = 0
+    ) -> tuple[ModuleSummary, str] | None:
+        """Where a class named in `module` is defined: (its module, its qualname), following
+        the re-exports of a package's `__init__.py` (`from .agent_controller import
+        AgentController`) one at a time."""
         if name in module.classes:
             return module, name
         imported = self._imported(module, name)
-        if imported is None or imported[1] not in imported[0].classes:
+        if imported is None:
             return None
-        return imported
+        home, qualname = imported
+        if qualname in home.classes:
+            return imported
+        if depth < 3 and home is not module and qualname.split(".")[0] in home.imports:
+            return self._class(home, qualname, depth + 1)
+        return None
 
     def _imported(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, str] | None:
         """What a dotted name that starts with one of `module`'s imports names in the project:
