@@ -413,3 +413,28 @@ class SessionDeployment:
         await self._runtime.close()
         # ok: skippable-teardown-step
         self._container.kill()
+
+
+class ForcedCloseOnCancel:
+    # The handler of the cancel around the awaited close closes the response by force before it
+    # re-raises: the code ends what the cut step was ending (aiohttp's ClientWebSocketResponse).
+    async def close(self):
+        try:
+            # ok: unguarded-cleanup-await
+            await self._writer.close()
+        except asyncio.CancelledError:
+            self._response.close()
+            raise
+        self._closed = True
+
+    async def run(self):
+        try:
+            await self.evaluate()
+        finally:
+            try:
+                # A handler that writes a result does not end what the cleanup was ending.
+                # ruleid: unguarded-cleanup-await
+                await self.sandbox.cleanup()
+            except asyncio.CancelledError:
+                self.write_result()
+                raise

@@ -171,6 +171,15 @@ def keeps_or_destroys(name: str) -> bool:
     return any(word in KEEPS_OR_DESTROYS_FORMS for word in name_words(name))
 
 
+def closes_or_destroys(name: str) -> bool:
+    """Does a step's name close or destroy something (`abort`, `close`, `kill`, ...) without
+    keeping data: a forceful fallback, not work of another kind?"""
+    words = name_words(name)
+    return any(w in CLOSING_FORMS or w in DESTROY_FORMS for w in words) and not any(
+        w in DATA_FORMS for w in words
+    )
+
+
 def _keeps_data(matched: tuple[str, ...]) -> bool:
     return any(word in DATA_FORMS for word in matched)
 
@@ -317,6 +326,7 @@ def inflections(word: str) -> set[str]:
 CLOSING_FORMS = frozenset(form for word in CLOSING_WORDS for form in inflections(word))
 LEADING_ONLY_FORMS = frozenset(form for word in LEADING_ONLY for form in inflections(word))
 DATA_FORMS = frozenset(form for word in DATA_WORDS for form in inflections(word))
+DESTROY_FORMS = frozenset(form for word in DESTROY_WORDS for form in inflections(word))
 KEEPS_OR_DESTROYS_FORMS = frozenset(
     form for word in DATA_WORDS | DESTROY_WORDS for form in inflections(word)
 )

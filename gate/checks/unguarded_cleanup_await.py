@@ -22,7 +22,11 @@ Exempt, because the work finishes even when the await is cancelled: work handed 
 `asyncio.wait(...)`, which stops waiting but never cancels them (both still interrupt points for
 the steps after them); a no-argument `.aclose()` (by the trio/anyio convention it completes its
 essential work even when cancelled), anyio's `aclose_forcefully`, and a delegated `__aexit__` (the
-wrapped manager owns its shielding).
+wrapped manager owns its shielding). Exempt too, because the code ends what the cut step was
+ending where the cut lands: an await in a `try` whose handler of the cancel closes or destroys
+something before it re-raises (`except asyncio.CancelledError: self._response.close(); raise`
+around `await self._writer.close()`). A handler that takes a step of another kind (writes a
+result) leaves the step reported.
 
 ## Example
 ```python
@@ -102,7 +106,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gate.analysis.facts import CriticalStep, InterruptPoint, ModuleAnalysis, Region
+from gate.analysis.facts import (
+    Arm,
+    Branch,
+    CriticalStep,
+    EnclosureKind,
+    InterruptPoint,
+    ModuleAnalysis,
+    Region,
+)
+from gate.analysis.vocabulary import closes_or_destroys
 from gate.model import Family, Finding, Severity
 from gate.rule import Autofix, Locate, Rule, shared_sections
 
@@ -117,6 +130,29 @@ def cut_points(step: CriticalStep) -> list[InterruptPoint]:
         for point in step.points
         if not (point.guarded or point.by_contract or point.runs_on or point.callee_cut_safe)
     ]
+
+
+def compensated(region: Region, point: InterruptPoint) -> bool:
+    """Does a handler of the `try` around the await catch the cancel and close or destroy
+    something before it re-raises (`except CancelledError: self._response.close(); raise`
+    around `await self._writer.close()`)? The code forces the end of what the cut step was
+    ending, where the cut lands. A handler that takes a step of another kind (writes a result)
+    does not."""
+    for enclosure in point.enclosures:
+        index = enclosure.cancel_handler
+        if enclosure.kind is not EnclosureKind.TRY_EXCEPT or index is None:
+            continue
+        handler = Branch(id(enclosure.node), Arm.HANDLER, index)
+        if any(
+            handler in step.branches and closes_or_destroys(_called_name(step))
+            for step in region.steps
+        ):
+            return True
+    return False
+
+
+def _called_name(step: CriticalStep) -> str:
+    return step.label.removesuffix("()").rpartition(".")[2]
 
 
 SHIELD_CALLS = frozenset({"asyncio.shield", "shield"})
@@ -153,7 +189,7 @@ def _judged_regions(analysis: ModuleAnalysis) -> list[Region]:
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in _judged_regions(analysis):
         for step in region.steps:
-            bare = cut_points(step)
+            bare = [point for point in cut_points(step) if not compensated(region, point)]
             if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
                 # under trio/anyio, unshielded-teardown-await reports the same await
                 continue
