@@ -807,8 +807,14 @@ class _ModuleWalk:
         returned = _returned_class(node, qualname, self.types)
         if returned is not None:
             self.types[(qualname, RETURNED)] = returned
-        if owner is None:
-            return
+        if owner is not None:
+            self.record_member_types(node, qualname, owner)
+
+    def record_member_types(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str
+    ) -> None:
+        """What a method says of its class's attributes (a property's return annotation) and
+        of its `self` (a mixin's annotation)."""
         returned = _property_class(node)
         if returned is not None:
             self.types.setdefault((owner, node.name), returned)

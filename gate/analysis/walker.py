@@ -341,18 +341,20 @@ def ignores_failure(block: cst.CSTNode) -> bool:
     note: a handler of `Exception` (not of cancellation) whose body only passes, carries on or
     logs at debug level, or `suppress(Exception)`? The code says the step may fail unnoticed."""
     if isinstance(block, cst.With):
-        return any(
-            isinstance(item.item, cst.Call)
-            and final_name(item.item.func) == "suppress"
-            and "Exception" in [n for a in _call_args(item.item) for n in exception_names(a)]
-            for item in block.items
-        )
+        return any(_suppresses_exception(item.item) for item in block.items)
     if not isinstance(block, cst.Try) or cancel_handler_index(block) is not None:
         return False
     return any(
         "Exception" in exception_names(handler.type) and _silent(handler.body)
         for handler in block.handlers
     )
+
+
+def _suppresses_exception(manager: cst.BaseExpression) -> bool:
+    """`suppress(Exception)` (among other classes, or not)."""
+    if not isinstance(manager, cst.Call) or final_name(manager.func) != "suppress":
+        return False
+    return "Exception" in [name for arg in _call_args(manager) for name in exception_names(arg)]
 
 
 def _silent(body: cst.BaseSuite) -> bool:

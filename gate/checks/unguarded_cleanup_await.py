@@ -186,14 +186,21 @@ def _judged_regions(analysis: ModuleAnalysis) -> list[Region]:
     return [region for region in analysis.regions if not region.delegates]
 
 
+def _reported_points(
+    analysis: ModuleAnalysis, region: Region, step: CriticalStep
+) -> list[InterruptPoint]:
+    """The awaits of the step this rule reports as cut short (none: the step is not)."""
+    bare = [point for point in cut_points(step) if not compensated(region, point)]
+    if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
+        return []  # under trio/anyio, unshielded-teardown-await reports the same await
+    return [] if runs_on_to_the_end(step, bare) else bare
+
+
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for region in _judged_regions(analysis):
         for step in region.steps:
-            bare = [point for point in cut_points(step) if not compensated(region, point)]
-            if not bare or (analysis.level_triggered and not any(p.shielded for p in bare)):
-                # under trio/anyio, unshielded-teardown-await reports the same await
-                continue
-            if runs_on_to_the_end(step, bare):
+            bare = _reported_points(analysis, region, step)
+            if not bare:
                 continue
             # The interrupt point is the step itself, so there is no related location to add.
             interrupts = tuple(locate(point.node) for point in bare)
