@@ -263,8 +263,9 @@ class Region:
     # For a helper: the awaits in teardown regions that make it one, directly or through other
     # helpers.
     awaited_from: tuple[cst.CSTNode, ...] = ()
-    # An `__aexit__` whose only statement awaits a teardown method of its own class in this
-    # module (`await self.shutdown()`): that method is a region of its own
+    # An `__aexit__` or teardown method whose only statement awaits another teardown method of
+    # its own class in this module (`await self.shutdown()`, `await self.aclose()`): that
+    # method is a region of its own
     delegates: bool = False
 
     def teardown_detail(self, interrupts: tuple[Location, ...], locate: Locate) -> TeardownDetail:

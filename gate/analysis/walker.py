@@ -1539,7 +1539,7 @@ class _Analyser:
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
         region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
-        if kind is RegionKind.AEXIT and self._delegates(span, body):
+        if kind in (RegionKind.AEXIT, RegionKind.METHOD) and self._delegates(span, body):
             region = dataclasses.replace(region, delegates=True)
         region = self._with_caller_facts(region, span, extent or snippet.function)
         self.regions.append(region)
@@ -1548,14 +1548,16 @@ class _Analyser:
         return region
 
     def _delegates(self, span: FunctionSpan, body: cst.BaseSuite) -> bool:
-        """Is the body one await of a teardown method of the class this module defines
-        (`await self.shutdown()`, `return await self.close()`), after a docstring?"""
+        """Is the body one await of another teardown method of the class this module defines
+        (`await self.shutdown()`, `return await self.aclose()`), after a docstring? That
+        method is a region of its own, where what a cancel cuts is reported."""
         name = _sole_awaited_call(body)
         if name is None or not name.startswith("self."):
             return False
         helper = _resolve_helper(name, span, self.by_qualname)
-        kind = whole_body_kind(helper, self.config) if helper is not None else None
-        return kind in (RegionKind.METHOD, RegionKind.CONFIGURED)
+        if helper is None or helper.qualname == span.qualname:
+            return False
+        return whole_body_kind(helper, self.config) in (RegionKind.METHOD, RegionKind.CONFIGURED)
 
     def _with_caller_facts(self, region: Region, span: FunctionSpan, extent: cst.CSTNode) -> Region:
         """The region with what its function's callers decide: nothing in the project runs a

@@ -26,7 +26,10 @@ wrapped manager owns its shielding). Exempt too, because the code ends what the 
 ending where the cut lands: an await in a `try` whose handler of the cancel closes or destroys
 something before it re-raises (`except asyncio.CancelledError: self._response.close(); raise`
 around `await self._writer.close()`). A handler that takes a step of another kind (writes a
-result) leaves the step reported.
+result) leaves the step reported. An `__aexit__` or a teardown method whose only statement
+awaits another teardown method of its class (`await self.shutdown()`, a `close()` alias of
+`aclose()`) is not reported either: the method it awaits is a region of its own, where the cut
+is reported.
 
 ## Example
 ```python
@@ -182,7 +185,8 @@ def _message(region: Region, step: CriticalStep) -> str:
 
 
 def _judged_regions(analysis: ModuleAnalysis) -> list[Region]:
-    """The regions but a delegating `__aexit__`, whose teardown method is a region of its own."""
+    """The regions but a delegating `__aexit__` or teardown method, whose awaited teardown
+    method is a region of its own."""
     return [region for region in analysis.regions if not region.delegates]
 
 
