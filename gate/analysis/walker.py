@@ -336,7 +336,7 @@ def _sole_statement(block: cst.CSTNode, small: cst.BaseSmallStatement) -> bool:
     )
 
 
-def ignores_failure(block: cst.CSTNode) -> bool:
+def _ignores_failure(block: cst.CSTNode) -> bool:
     """Does this `try` or `with` drop an `Exception` its body raises, and nothing else of
     note: a handler of `Exception` (not of cancellation) whose body only passes, carries on or
     logs at debug level, or `suppress(Exception)`? The code says the step may fail unnoticed."""
@@ -997,7 +997,7 @@ class _RegionWalker:
             if enclosure.kind is EnclosureKind.SHIELD:
                 continue
             node = enclosure.node
-            return _sole_statement(node, small) and ignores_failure(node)
+            return _sole_statement(node, small) and _ignores_failure(node)
         return False
 
     def add_points(self, expression: cst.CSTNode | None, statement: cst.CSTNode) -> None:
