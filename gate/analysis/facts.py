@@ -203,6 +203,11 @@ class CriticalStep:
     failure_ignored: bool = False
 
     @property
+    def called_name(self) -> str:
+        """The final name the step calls (`close` of `self._response.close()`)."""
+        return self.label.removesuffix("()").rpartition(".")[2]
+
+    @property
     def only_by_contract(self) -> bool:
         """Awaited, and every await is cancel-safe by contract."""
         return bool(self.points) and all(point.by_contract for point in self.points)

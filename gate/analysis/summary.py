@@ -842,17 +842,17 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 def _property_class(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The class a property's return annotation names (`def lock(self) -> AsyncLock`): what
     the attribute holds."""
-    if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
-        return None
-    return _annotated_class(function.returns)
+    return _annotated_class(function.returns) if _is_property(function) else None
 
 
 def _property_contents(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str] | None:
     """(suffix, class) for a property whose return annotation is a container of one class
     (`def sessions(self) -> dict[str, Session]`): what the attribute's items hold."""
-    if not any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list):
-        return None
-    return _contained(function.returns)
+    return _contained(function.returns) if _is_property(function) else None
+
+
+def _is_property(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(_final(d) in PROPERTY_DECORATORS for d in function.decorator_list)
 
 
 # The name under which a function's recorded types keep the class it returns (no identifier

@@ -352,9 +352,16 @@ def _ignores_failure(block: cst.CSTNode) -> bool:
 
 def _suppresses_exception(manager: cst.BaseExpression) -> bool:
     """`suppress(Exception)` (among other classes, or not)."""
-    if not isinstance(manager, cst.Call) or final_name(manager.func) != "suppress":
-        return False
-    return "Exception" in [name for arg in _call_args(manager) for name in exception_names(arg)]
+    suppressed = _suppressed_names(manager) if isinstance(manager, cst.Call) else None
+    return suppressed is not None and "Exception" in suppressed
+
+
+def _suppressed_names(call: cst.Call) -> list[str | None] | None:
+    """The exception names a `suppress(...)` lists (for `catches_cancellation`); None for any
+    other call."""
+    if final_name(call.func) != "suppress":
+        return None
+    return [name for arg in _call_args(call) for name in exception_names(arg)]
 
 
 def _silent(body: cst.BaseSuite) -> bool:
@@ -1097,10 +1104,9 @@ class _RegionWalker:
         name = dotted_name(call.func)
         if is_shield_scope(call) or self.is_shield_helper(call) or (name and self.shields(name)):
             return Enclosure(EnclosureKind.SHIELD, statement)
-        if final_name(call.func) == "suppress":
-            catches = catches_cancellation(
-                name for arg in _call_args(call) for name in exception_names(arg)
-            )
+        suppressed = _suppressed_names(call)
+        if suppressed is not None:
+            catches = catches_cancellation(suppressed)
             return Enclosure(
                 EnclosureKind.SUPPRESS,
                 statement,
@@ -1296,7 +1302,7 @@ class _RegionWalker:
         external = self.vocabulary.external
         if external(step.label) or external(step.acts_on):
             return False
-        if keeps_or_destroys(step.label.removesuffix("()").rpartition(".")[2]):
+        if keeps_or_destroys(step.called_name):
             return False
         return step.label not in self.stack_closes
 

@@ -147,15 +147,11 @@ def compensated(region: Region, point: InterruptPoint) -> bool:
             continue
         handler = Branch(id(enclosure.node), Arm.HANDLER, index)
         if any(
-            handler in step.branches and closes_or_destroys(_called_name(step))
+            handler in step.branches and closes_or_destroys(step.called_name)
             for step in region.steps
         ):
             return True
     return False
-
-
-def _called_name(step: CriticalStep) -> str:
-    return step.label.removesuffix("()").rpartition(".")[2]
 
 
 SHIELD_CALLS = frozenset({"asyncio.shield", "shield"})
