@@ -136,10 +136,11 @@ itself. A warning when:
 - in a module that imports asyncio, the region is a handler entered by a cancel or an error
   (`except BaseException:`, `except (Exception, CancelledError):`, or what only such handlers
   run): cutting it short needs a second cancel, or one landing while the error is handled;
-- nothing cancels the task it runs in (`asyncio.run`'s main coroutine that routes SIGINT and
-  SIGTERM to handlers of its own, or such a function that the project awaits only up to
-  functions a framework starts, a CLI's commands), or it is a teardown method nothing in the
-  project calls;
+- nothing cancels the task it runs in, as far as gate can tell (a function that routes SIGINT
+  and SIGTERM to handlers of its own and that the project awaits only up to functions a
+  framework starts, a CLI's commands), or it is a teardown method nothing in the project calls.
+  Where the project itself runs such a function with `asyncio.run(...)`, nothing is reported
+  in it, nor in what only it awaits: no cancel can reach them;
 - a docstring or the step's name calls it best effort (`best effort`, `a convenience`,
   `_delete_cache_best_effort()`), or the step is all a `try` runs whose `except Exception:` only
   passes or logs at debug level, or all a `with suppress(Exception):` holds: the code accepts

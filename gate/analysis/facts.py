@@ -254,6 +254,8 @@ class Region:
     # nothing cancels the task it runs in: asyncio.run's main coroutine that routes the loop's
     # signals to its own handlers, or code only such a coroutine awaits
     uncancelled: bool = False
+    # ... and the project itself runs it so (`asyncio.run(main())`): no finding is made in it
+    never_cancelled: bool = False
     body: cst.BaseSuite | None = None  # the block that is the region (a finally or handler body)
     # a helper every region awaits from a handler only a cancel enters, which ends by raising
     # (`except CancelledError: await drain(task); raise`): a cancel the helper keeps and returns

@@ -2126,7 +2126,7 @@ class ProjectIndex:
             return held is not None and held[1].rpartition(".")[2] in EXIT_STACK_TYPES
         if kind == "container":
             return self._container(module, caller, owner, name)
-        if kind in ("callers", "called", "uncancelled", "after_cancel"):
+        if kind in ("callers", "called", "uncancelled", "never_cancelled", "after_cancel"):
             if key not in self._caller_answers:  # asked again by every file on a warm run
                 self._caller_answers[key] = self._caller_fact(kind, module, caller)
             return self._caller_answers[key]
@@ -2135,9 +2135,11 @@ class ProjectIndex:
     def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
         if kind == "callers":
             return self.shielded_by_callers(module, qualname, frozenset())
-        if kind == "uncancelled":
+        if kind in ("uncancelled", "never_cancelled"):
             # a function local to another is run only from there, which this run has read
             known = ".<locals>." in qualname or self.callers_complete(qualname)
+            if kind == "never_cancelled":
+                return known and self._run_by_uncancelled_main(module, qualname, frozenset())
             return known and self.uncancelled(module, qualname, frozenset())
         if kind == "after_cancel":
             return self.callers_complete(qualname) and self.after_cancel(
@@ -2167,12 +2169,6 @@ class ProjectIndex:
         coroutine of `asyncio.run(...)` (whose task only Ctrl-C cancels) and routes the loop's
         signals to handlers of its own, or when every place that runs it awaits it in such a
         function. False when nothing in the project runs it."""
-
-        def qualifies(home: ModuleSummary, site: CallSite, inner: frozenset[str]) -> bool:
-            if site.task == MAIN_TASK:
-                return bool(module.functions[qualname].routes_signals)
-            return site.task == SAME_TASK and self.uncancelled(home, site.caller, inner)
-
         target = module.functions.get(qualname)
         # a main coroutine that a framework starts (a CLI's command, run by cyclopts or click
         # outside the project): its own signal handlers take Ctrl-C's place
@@ -2183,6 +2179,21 @@ class ProjectIndex:
             and self._awaited_up_to_entry_points(module, qualname, frozenset())
         ):
             return True
+        return self._run_by_uncancelled_main(module, qualname, visiting)
+
+    def _run_by_uncancelled_main(
+        self, module: ModuleSummary, qualname: str, visiting: frozenset[str]
+    ) -> bool:
+        """Is this async function, as the project itself runs it, out of every cancel's
+        reach: the main coroutine of an `asyncio.run(...)` the project calls, routing the
+        loop's signals to handlers of its own, or awaited only in such functions' tasks? No
+        framework outside the project is taken on trust."""
+
+        def qualifies(home: ModuleSummary, site: CallSite, inner: frozenset[str]) -> bool:
+            if site.task == MAIN_TASK:
+                return bool(module.functions[qualname].routes_signals)
+            return site.task == SAME_TASK and self.uncancelled(home, site.caller, inner)
+
         return self._every_runner(module, qualname, visiting, MAIN_TASK, qualifies)
 
     def _awaited_up_to_entry_points(
@@ -3139,6 +3150,9 @@ class ProjectView:
 
     def uncancelled(self, qualname: str) -> bool:
         return self._ask(("uncancelled", self.module, qualname, "", "")) is True
+
+    def never_cancelled(self, qualname: str) -> bool:
+        return self._ask(("never_cancelled", self.module, qualname, "", "")) is True
 
     def after_cancel(self, qualname: str) -> bool:
         return self._ask(("after_cancel", self.module, qualname, "", "")) is True

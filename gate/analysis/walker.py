@@ -84,6 +84,10 @@ class Project(Protocol):
         """Does nothing cancel the task this function runs in (asyncio.run's main coroutine
         that routes the loop's signals to its own handlers, and what only it awaits)?"""
 
+    def never_cancelled(self, qualname: str) -> bool:
+        """As `uncancelled`, with the main coroutine's `asyncio.run(...)` in the project: no
+        framework outside it is trusted to run it so."""
+
     def after_cancel(self, qualname: str) -> bool:
         """Is this function run only once its task was cancelled (a hook aiohttp's run_app
         runs after cancelling its main task, and what only such hooks run)?"""
@@ -1580,6 +1584,7 @@ class _Analyser:
             extent=extent,
             uncalled=uncalled,
             uncancelled=project.uncancelled(span.qualname),
+            never_cancelled=span.is_async and project.never_cancelled(span.qualname),
             entered_by_cancel=entered,
         )
 
@@ -1727,7 +1732,8 @@ def analyse_functions(
         Severity(config.repeat_severity),
     )
     return ModuleAnalysis(
-        tuple(analyser.links.linked(region) for region in analyser.regions),
+        # a region whose task nothing cancels has no interrupt to lose a step to
+        tuple(analyser.links.linked(r) for r in analyser.regions if not r.never_cancelled),
         level_triggered,
         analyser.node_snippets,
         in_tests,
