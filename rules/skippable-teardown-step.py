@@ -2,6 +2,7 @@
 # same code draws). Each marker applies to the next code line.
 import asyncio
 import logging
+import signal
 
 logger = logging.getLogger(__name__)
 
@@ -498,3 +499,25 @@ class JobStore:
     async def close(self):
         # ruleid: unguarded-cleanup-await
         await self._release_job(self._conn, self._current)
+
+
+def install_gateway_handlers(loop, stopping):
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
+
+
+def run_gateway(gateway):
+    # asyncio.run's main coroutine routes Ctrl-C to an event of its own: nothing cancels its
+    # task, so no interrupt can skip a step of its finally (nanobot's gateway run())
+    async def run():
+        stopping = asyncio.Event()
+        install_gateway_handlers(asyncio.get_running_loop(), stopping)
+        try:
+            await stopping.wait()
+        finally:
+            # ok: unguarded-cleanup-await
+            await gateway.stop_channels()
+            # ok: skippable-teardown-step
+            gateway.flush_sessions()
+
+    asyncio.run(run())
