@@ -2437,3 +2437,63 @@ def test_repeats_can_stay_errors(in_tmp: Path, capsys) -> None:
     write(in_tmp / "job.py", ONE_INTERRUPT)
     found = _findings(capsys, "--no-cache", "job.py")
     assert len(found) == 5 and {severity for _, _, severity in found} == {"error"}
+
+
+GENERIC_LIMITER = """\
+import abc
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class BaseLimiter(abc.ABC, Generic[T]):
+    @abc.abstractmethod
+    async def shutdown(self): ...
+
+
+class LocalLimiter(BaseLimiter[int]):
+    async def shutdown(self):
+        self._buckets.clear()
+"""
+
+LIMITED_BOT = """\
+from typing import Optional, Union
+
+from pkg.limiter import BaseLimiter
+
+
+class Bot:
+    def __init__(self, limiter: "Optional[BaseLimiter[int]]", other: Union[BaseLimiter, None]):
+        self._limiter = limiter
+        self._other = other
+
+    @property
+    def limiter(self) -> "BaseLimiter[int] | None":
+        return self._limiter
+
+    async def shutdown(self):
+        await self.limiter.shutdown()
+        await self._limiter.shutdown()
+        await self._other.shutdown()
+        self._process.kill()
+"""
+
+
+@pytest.mark.parametrize("base", ["BaseLimiter[int]", "BaseLimiter"])
+def test_annotations_as_strings_and_generic_bases_name_their_class(
+    in_tmp: Path, capsys, base: str
+) -> None:
+    """Judged on real code (python-telegram-bot's `rate_limiter` property, annotated
+    `"BaseRateLimiter[RLARGS] | None"`, and `class AIORateLimiter(BaseRateLimiter[int])`): a
+    forward reference, `Optional[...]`, `Union[..., None]` and a generic's subscript name the
+    class, and a class derived from a subscripted generic is an implementation of it. The one
+    shipped shutdown never suspends, so no cancel lands before the kill; once it does, one can."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "limiter.py", GENERIC_LIMITER.replace("BaseLimiter[int])", f"{base})"))
+    write(in_tmp / "pkg" / "bot.py", LIMITED_BOT)
+    assert _findings(capsys, "--no-cache", "pkg") == []
+    suspending = GENERIC_LIMITER.replace("self._buckets.clear()", "await self._flush()")
+    write(in_tmp / "pkg" / "limiter.py", suspending)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
+    assert ("GATE100", 19) in found

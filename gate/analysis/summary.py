@@ -713,7 +713,7 @@ class _ModuleWalk:
                 self.function(child, prefix, owner)
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
-                self.classes[qualname] = tuple(b for b in map(dotted, child.bases) if b)
+                self.classes[qualname] = tuple(b for b in map(_base_name, child.bases) if b)
                 if _is_interface(child):
                     self.interfaces.add(qualname)
                 for name, annotated in _annotated_fields(child):
@@ -1159,6 +1159,11 @@ def _annotated_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> d
     return annotated
 
 
+def _base_name(base: ast.expr) -> str | None:
+    """The class a base of a class statement names, a generic's too (`BaseRateLimiter[int]`)."""
+    return dotted(base.value if isinstance(base, ast.Subscript) else base)
+
+
 def _annotated_class(annotation: ast.expr | None) -> str | None:
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         sides = [annotation.left, annotation.right]
@@ -1168,15 +1173,50 @@ def _annotated_class(annotation: ast.expr | None) -> str | None:
         return _subscripted_class(annotation)
     if isinstance(annotation, ast.Name | ast.Attribute):
         return dotted(annotation)
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return _annotated_class(_forward_reference(annotation.value))
     return None
 
 
+@functools.lru_cache(maxsize=4096)
+def _forward_reference(text: str) -> ast.expr | None:
+    """The annotation a string spells (`"BaseRateLimiter[RLARGS] | None"`), None when it
+    does not parse as one."""
+    try:
+        parsed = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    return None if isinstance(parsed, ast.Constant) else parsed
+
+
 def _subscripted_class(annotation: ast.Subscript) -> str | None:
-    """`Optional[Bus]` -> Bus; `MemoryObjectSendStream[Message]` -> the stream class."""
+    """`Optional[Bus]`, `Union[Bus, None]` -> Bus; `MemoryObjectSendStream[Message]` -> the
+    stream class; a generic class of the project (`BaseRateLimiter[RLARGS]`) -> that class.
+    Containers, callables and the like name no class of the value."""
     generic = _final(annotation.value)
+    inner = annotation.slice
     if generic == "Optional":
-        return _annotated_class(annotation.slice)
-    return dotted(annotation.value) if generic in STREAM_CLASSES else None
+        return _annotated_class(inner)
+    if generic == "Union" and isinstance(inner, ast.Tuple):
+        kept = [side for side in inner.elts if not _is_none(side)]
+        return _annotated_class(kept[0]) if len(kept) == 1 else None
+    if generic in STREAM_CLASSES:
+        return dotted(annotation.value)
+    if generic[:1].islower() or generic in NOT_A_CLASS_OF_THE_VALUE:
+        return None
+    if generic in SEQUENCE_GENERICS or generic in MAPPING_GENERICS:
+        return None
+    return dotted(annotation.value)
+
+
+# Subscripted names whose subscript says what the value holds or returns, not its class
+NOT_A_CLASS_OF_THE_VALUE = frozenset(
+    {
+        "Union", "Callable", "Awaitable", "Coroutine", "Type", "Literal", "Iterator",
+        "AsyncIterator", "Iterable", "AsyncIterable", "Generator", "AsyncGenerator", "Tuple",
+        "ClassVar", "Final", "Annotated", "TypeGuard", "Required", "NotRequired", "Unpack",
+    }
+)  # fmt: skip
 
 
 # The suffixes under which a module's types keep what a container a name or an attribute
