@@ -1200,13 +1200,17 @@ def _subscripted_class(annotation: ast.Subscript) -> str | None:
     if generic == "Union" and isinstance(inner, ast.Tuple):
         kept = [side for side in inner.elts if not _is_none(side)]
         return _annotated_class(kept[0]) if len(kept) == 1 else None
-    if generic in STREAM_CLASSES:
+    if generic in STREAM_CLASSES or _generic_class(generic):
         return dotted(annotation.value)
-    if generic[:1].islower() or generic in NOT_A_CLASS_OF_THE_VALUE:
-        return None
-    if generic in SEQUENCE_GENERICS or generic in MAPPING_GENERICS:
-        return None
-    return dotted(annotation.value)
+    return None
+
+
+def _generic_class(name: str) -> bool:
+    """Does a subscripted name read as a generic class of the value (`BaseRateLimiter[int]`),
+    not a container, a callable or a typing form?"""
+    if name[:1].islower() or name in NOT_A_CLASS_OF_THE_VALUE:
+        return False
+    return name not in SEQUENCE_GENERICS and name not in MAPPING_GENERICS
 
 
 # Subscripted names whose subscript says what the value holds or returns, not its class
