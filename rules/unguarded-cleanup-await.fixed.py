@@ -3,6 +3,7 @@ import abc
 import asyncio
 import contextlib
 import shutil
+import typing
 
 
 class BareShieldEndsTheRegion:
@@ -503,3 +504,32 @@ class ForcedCloseOnCancel:
             except asyncio.CancelledError:
                 self.write_result()
                 raise
+
+
+RateArgs = typing.TypeVar("RateArgs")
+
+
+class BaseLimiter(abc.ABC, typing.Generic[RateArgs]):
+    # A generic extension point: its implementation derives from `BaseLimiter[int]`, and the
+    # property that returns it is annotated with a string (python-telegram-bot's
+    # BaseRateLimiter and AIORateLimiter); the shipped shutdown never suspends
+    @abc.abstractmethod
+    async def shutdown(self): ...
+
+
+class LocalLimiter(BaseLimiter[int]):
+    async def shutdown(self):
+        self._buckets.clear()
+
+
+class LimitedBot:
+    @property
+    def limiter(self) -> "BaseLimiter[RateArgs] | None":
+        return self._limiter
+
+    async def shutdown(self):
+        if self.limiter:
+            # ok: unguarded-cleanup-await
+            await self.limiter.shutdown()
+        # ok: skippable-teardown-step
+        self._session.release()

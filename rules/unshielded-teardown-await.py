@@ -4,6 +4,7 @@ import contextlib
 import logging
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 import trio
 
 logger = logging.getLogger(__name__)
@@ -351,3 +352,23 @@ class ShieldedBody:
                 # ok: cancellation-swallowed
                 except BaseException as error:
                     logger.warning("cleanup failed: %s", error)
+
+
+class RequestStreams:
+    # The ends of anyio memory object streams, kept per request in a dict of (send, receive)
+    # tuples: their aclose() never checkpoints, so the helper that closes them never suspends
+    # and a cancelled scope cannot cut the teardown there (mcp's StreamableHTTPServerTransport)
+    def __init__(self):
+        self._streams: dict[str, tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]] = {}
+
+    async def _drop_streams(self, request_id):
+        await self._streams[request_id][0].aclose()
+        # ok: skippable-teardown-step
+        await self._streams[request_id][1].aclose()
+
+    async def close(self):
+        for request_id in list(self._streams):
+            # ok: unshielded-teardown-await
+            await self._drop_streams(request_id)
+        # ok: skippable-teardown-step
+        self._server_process.kill()

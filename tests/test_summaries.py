@@ -2497,3 +2497,58 @@ def test_annotations_as_strings_and_generic_bases_name_their_class(
     write(in_tmp / "pkg" / "limiter.py", suspending)
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
     assert ("GATE100", 19) in found
+
+
+STREAMS_BY_REQUEST = """\
+import asyncio
+
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+
+class Site:
+    async def stop(self):
+        self._listening = False
+
+
+class Transport:
+    def __init__(self):
+        self._streams: dict[
+            str, tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]
+        ] = {}
+        self._sites: list[Site] = []
+
+    async def _drop_streams(self, request_id):
+        await self._streams[request_id][0].aclose()
+        await self._streams[request_id][1].aclose()
+
+    async def close(self):
+        await self._drop_streams("get")
+        await self._sites[0].stop()
+        self._process.kill()
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [(None, None), ("[request_id][1].aclose()", 25), ("self._listening = False", 25)],
+)
+def test_an_item_of_an_annotated_container_is_of_its_class(
+    in_tmp: Path, capsys, change: str | None, line: int | None
+) -> None:
+    """Judged on real code (mcp's StreamableHTTPServerTransport: `self._request_streams[id][0]
+    .aclose()` on a `dict[RequestId, tuple[MemoryObjectSendStream[...], ...]]`): a subscript
+    of a container annotated with one class, or with tuples of classes, is of that class, so
+    the memory streams' aclose() and the site's stop() never suspend and nothing is skipped
+    before the kill. With a receive end gate cannot type, or a stop that suspends, it is."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    text = STREAMS_BY_REQUEST
+    if change == "[request_id][1].aclose()":
+        text = text.replace("[request_id][1].aclose()", "[request_id][2].aclose()")
+    elif change is not None:
+        text = text.replace(change, "await asyncio.sleep(1)")
+    write(in_tmp / "pkg" / "transport.py", text)
+    found = {(code, found_line) for code, found_line, _ in _findings(capsys, "--no-cache", "pkg")}
+    if line is None:
+        assert found == set()
+    else:
+        assert ("GATE100", line) in found

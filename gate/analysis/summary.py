@@ -171,6 +171,21 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
+def call_name(node: ast.expr) -> str | None:
+    """How the project looks up an awaited call: its dotted name, with a subscript of the
+    receiver kept as `[N]` for an integer and `[]` for any other key
+    (`self._request_streams[request_id][0].aclose` -> `self._request_streams[][0].aclose`)."""
+    if isinstance(node, ast.Attribute):
+        base = call_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, ast.Subscript):
+        base = call_name(node.value)
+        key = node.slice
+        index = key.value if isinstance(key, ast.Constant) and type(key.value) is int else ""
+        return None if base is None else f"{base}[{index}]"
+    return dotted(node)
+
+
 def _handler_names(handler: ast.ExceptHandler) -> list[str | None]:
     node = handler.type
     if node is None:
@@ -258,7 +273,7 @@ class _Walk:
         """A suspension; `waits`: an await that only waits (`self._done.wait()`), whose cut
         loses no work of this function's own; `call`: the call it awaits."""
         self.suspensions.append(context)
-        name = dotted(call.func) if call is not None else None
+        name = call_name(call.func) if call is not None else None
         if name is not None and name in self.held_calls:
             return
         if not (context.shielded or context.holding):
@@ -608,7 +623,7 @@ def _suppresses_cancellation(expression: ast.expr) -> bool:
 def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
     """The dotted names of the awaited calls and of the enter and exit methods of the managers
     `async with` enters (`manager.__aenter__`), when they are all the body's suspensions."""
-    names = [dotted(call.func) or "" for call, _ in walk.awaited]
+    names = [call_name(call.func) or "" for call, _ in walk.awaited]
     if len(names) + len(walk.entered) != len(walk.suspensions) or "" in names:
         return None
     for managers in walk.entered:
@@ -1306,14 +1321,47 @@ def _annotated_containers(
         if isinstance(statement, ast.AnnAssign)
     ]
     for target, annotation in annotated:
-        contained = _contained(annotation)
-        if contained is None:
-            continue
-        suffix, item = contained
-        if isinstance(target, ast.Name):
-            yield qualname, target.id + suffix, item
-        elif owner is not None and (attribute := _self_attribute(target)) is not None:
-            yield owner, attribute + suffix, item
+        for suffix, item in _contents(annotation):
+            if isinstance(target, ast.Name):
+                yield qualname, target.id + suffix, item
+            elif owner is not None and (attribute := _self_attribute(target)) is not None:
+                yield owner, attribute + suffix, item
+
+
+def _contents(annotation: ast.expr | None) -> list[tuple[str, str]]:
+    """(suffix, class) for what a container holds: its items or values of one class
+    (`_contained`), and each place of the tuples it holds by its position
+    (`dict[Id, tuple[SendStream, ReceiveStream]]`: `{}0` is a SendStream, `{}1` a
+    ReceiveStream)."""
+    contained = _contained(annotation)
+    found = [contained] if contained is not None else []
+    held = _held_tuples(_without_none(annotation))
+    if held is None:
+        return found
+    suffix, places = held
+    for position, place in enumerate(places):
+        named = _annotated_class(place)
+        if named:
+            found.append((f"{suffix}{position}", named))
+    return found
+
+
+def _held_tuples(annotation: ast.expr | None) -> tuple[str, list[ast.expr]] | None:
+    """(suffix, the annotations of each place) for a mapping or a sequence of tuples
+    (`dict[Id, tuple[Send, Receive]]` -> `{}`, [Send, Receive])."""
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    generic, parameters = _final(annotation.value), annotation.slice
+    listed = parameters.elts if isinstance(parameters, ast.Tuple) else [parameters]
+    if generic in MAPPING_GENERICS and len(listed) == 2:
+        suffix, held = VALUES, listed[1]
+    elif generic in SEQUENCE_GENERICS and len(listed) == 1:
+        suffix, held = ITEMS, listed[0]
+    else:
+        return None
+    if not isinstance(held, ast.Subscript) or _final(held.value) not in ("tuple", "Tuple"):
+        return None
+    return suffix, held.slice.elts if isinstance(held.slice, ast.Tuple) else [held.slice]
 
 
 # Calls that give what they are passed to iterate, in its order or another
@@ -1522,6 +1570,9 @@ def _passed_in(
     return None
 
 
+# A receiver with subscripts, as `call_name` writes it: the name, then its `[N]` and `[]` keys
+_SUBSCRIPTED = re.compile(r"([\w.]+)((?:\[\d*\])+)")
+
 # How a type names an attribute of a class (`Services::chats`), resolved when looked up
 ATTRIBUTE_OF = "::"
 
@@ -1534,9 +1585,9 @@ def _annotated_fields(cls: ast.ClassDef) -> Iterator[tuple[str, str]]:
             annotated = _annotated_class(statement.annotation)
             if annotated:
                 yield statement.target.id, annotated
-            contained = _contained(statement.annotation)
-            if contained:  # a container of one class (`sites: list[Site]`) as `sites[]`
-                yield statement.target.id + contained[0], contained[1]
+            # a container of one class (`sites: list[Site]`) as `sites[]`, and of tuples
+            for suffix, item in _contents(statement.annotation):
+                yield statement.target.id + suffix, item
 
 
 def _statements_breadth_first(node: ast.AST) -> list[ast.AST]:
@@ -2846,7 +2897,7 @@ class ProjectIndex:
             if implemented:  # an extension point: each implementation the project ships runs
                 if not all(map(settled, implemented)):
                     return False
-            elif not _library_never_suspends(home, call):
+            elif not self._known_never_to_suspend(home, *located, call):
                 return False
         return True
 
@@ -2936,22 +2987,56 @@ class ProjectIndex:
         recorded in, the type as written there, and the scope it is written in. A method whose
         `self` is annotated with another class (a mixin's `self: Server`) reads that class's
         attributes when its own class has none of that name."""
+        if receiver.endswith("]"):
+            return self._held_item(module, caller, owner, receiver)
         parts = receiver.split(".")
         if parts[0] in ("self", "cls") and owner:
-            if len(parts) != 2:
-                return None
-            made = module.types.get((owner, parts[1]))
-            if made:
-                return module, made, owner
-            host = module.types.get((caller, "self"))
-            located = self._class(module, _nearest(module, caller, host)) if host else None
-            if located is None:
-                return None
-            home, cls = located
-            made = home.types.get((cls, parts[1]))
-            return (home, made, cls) if made else None
+            return self._held_attribute(module, caller, owner, parts)
         if len(parts) == 1 and (caller, receiver) in module.types:
             return module, module.types[(caller, receiver)], caller
+        return None
+
+    def _held_attribute(
+        self, module: ModuleSummary, caller: str, owner: str, parts: list[str]
+    ) -> tuple[ModuleSummary, str, str] | None:
+        """What `self.attr` holds: by the class's own record, or by the class its `self` is
+        annotated with (a mixin's `self: Server`)."""
+        if len(parts) != 2:
+            return None
+        made = module.types.get((owner, parts[1]))
+        if made:
+            return module, made, owner
+        host = module.types.get((caller, "self"))
+        located = self._class(module, _nearest(module, caller, host)) if host else None
+        if located is None:
+            return None
+        home, cls = located
+        made = home.types.get((cls, parts[1]))
+        return (home, made, cls) if made else None
+
+    def _held_item(
+        self, module: ModuleSummary, caller: str, owner: str, receiver: str
+    ) -> tuple[ModuleSummary, str, str] | None:
+        """What an item of a container the project records holds (`self._streams[key][0]`,
+        a local's `sites[i]`): the class of its values or items, and of a place of the tuples
+        they are, by the container's annotation."""
+        matched = _SUBSCRIPTED.fullmatch(receiver)
+        if matched is None:
+            return None
+        base, keys = matched.group(1), re.findall(r"\[(\d*)\]", matched.group(2))
+        if not all(keys[1:]):
+            return None  # a key into what an item holds: nothing is recorded of it
+        parts = base.split(".")
+        if parts[0] in ("self", "cls") and owner and len(parts) == 2:
+            scope, name = owner, parts[1]
+        elif len(parts) == 1:
+            scope, name = caller, base
+        else:
+            return None
+        for first in (VALUES, ITEMS):  # a mapping's key gives a value, a sequence's an item
+            made = module.types.get((scope, name + first + "".join(keys[1:])))
+            if made:
+                return module, made, scope
         return None
 
     def _made(

@@ -155,7 +155,23 @@ def _awaited_name(func: cst.BaseExpression) -> str | None:
         and dotted_name(func.value.func) == "super"
     ):
         return f"super{MADE_BY_CALL}.{func.attr.value}"
-    return dotted_name(func)
+    return _subscripted_name(func)
+
+
+def _subscripted_name(node: cst.BaseExpression) -> str | None:
+    """`dotted_name`, with a subscript of the receiver kept as the summaries' `call_name`
+    keeps it: `[N]` for an integer, `[]` for any other key."""
+    if isinstance(node, cst.Attribute):
+        base = _subscripted_name(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        base = _subscripted_name(node.value)
+        index = node.slice[0].slice
+        key = ""
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            key = index.value.value
+        return None if base is None else f"{base}[{key}]"
+    return dotted_name(node)
 
 
 def _manager_name(node: cst.BaseExpression) -> str | None:
