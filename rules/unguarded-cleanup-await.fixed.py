@@ -533,3 +533,37 @@ class LimitedBot:
             await self.limiter.shutdown()
         # ok: skippable-teardown-step
         self._session.release()
+
+
+class BaseSandbox:
+    async def stop(self):
+        interrupt: BaseException | None = None
+        try:
+            # ruleid: unguarded-cleanup-await
+            await self._persist_snapshot()
+        except BaseException as error:
+            interrupt = interrupt or error
+        # ruleid: skippable-teardown-step
+        self._container.kill()
+        if interrupt is not None:
+            raise interrupt
+
+
+class GuardedSandbox(BaseSandbox):
+    # A teardown method that only awaits a teardown method of its base, or of the object it
+    # wraps, after a guard that returns early, delegates: the cut is reported in the method it
+    # awaits (openai-agents' BlaxelSandboxSession.stop and SandboxSession.stop)
+    async def stop(self):
+        if self._closed:
+            return
+        # ok: unguarded-cleanup-await
+        await super().stop()
+
+
+class WrappedSandbox:
+    def __init__(self, inner: BaseSandbox):
+        self._inner = inner
+
+    async def stop(self):
+        # ok: unguarded-cleanup-await
+        await self._inner.stop()

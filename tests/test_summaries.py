@@ -2552,3 +2552,53 @@ def test_an_item_of_an_annotated_container_is_of_its_class(
         assert found == set()
     else:
         assert ("GATE100", line) in found
+
+
+BASE_SESSION = """\
+class BaseSession:
+    async def stop(self):
+        await self._persist_snapshot()
+        self._container.kill()
+"""
+
+DELEGATING_SESSIONS = """\
+from pkg.base import BaseSession
+
+
+class GuardedSession(BaseSession):
+    async def stop(self):
+        if self._closed:
+            return
+        await super().stop()
+
+
+class WrappedSession:
+    def __init__(self, inner: BaseSession):
+        self._inner = inner
+
+    async def stop(self):
+        await self._inner.stop()
+
+    async def close(self):
+        await self._inner.flush()
+"""
+
+
+def test_a_teardown_method_that_only_awaits_a_project_teardown_method_delegates(
+    in_tmp: Path, capsys
+) -> None:
+    """Judged on real code (openai-agents' `BlaxelSandboxSession.stop`, only `await
+    super().stop()`, and `SandboxSession.stop`, only `await self._inner.stop()`): the
+    awaited method, of a base class or of a wrapped object in another module, is a region of
+    its own, where the cut is reported; a guard that returns early changes nothing. An await of
+    a method of another name (`flush`) is still reported where it is awaited."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "base.py", BASE_SESSION)
+    write(in_tmp / "pkg" / "sessions.py", DELEGATING_SESSIONS)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
+    assert ("GATE101", 3) in found  # in the base's stop, which does the work
+    assert ("GATE100", 4) in found
+    assert ("GATE101", 8) not in found
+    assert ("GATE101", 16) not in found
+    assert ("GATE101", 19) in found

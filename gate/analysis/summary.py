@@ -3116,7 +3116,7 @@ class ProjectIndex:
         """`super().name` in a method of class `owner`: the method of its first base defined in
         the project that has one (a base gate cannot find leaves it unknown)."""
         for base in module.classes.get(owner, ()):
-            located = self._class(module, base)
+            located = self._class(module, _nearest(module, owner, base))
             if located is None:
                 return None
             found = self._method(located[0], located[1], name, 1)
@@ -3134,7 +3134,7 @@ class ProjectIndex:
         if found is not None:
             return module, found
         for base in module.classes.get(owner, ()):
-            located = self._class(module, base)
+            located = self._class(module, _nearest(module, owner, base))
             if located is not None:
                 result = self._method(located[0], located[1], name, depth + 1)
                 if result is not None:

@@ -30,6 +30,7 @@ from gate.analysis.candidates import (
     configured,
     is_candidate,
     is_teardown_method,
+    named_teardown,
     releases_acquired,
 )
 from gate.analysis.cstwalk import NESTED_SCOPES, descendants, in_source_order, parse_module
@@ -265,9 +266,10 @@ def collect(node: cst.CSTNode) -> Collected:
 
 
 def _sole_awaited_call(body: cst.BaseSuite) -> str | None:
-    """The dotted name a body's one statement awaits (`await x.f()`, `return await x.f()`),
-    a docstring aside; None for any other body."""
-    found = [s for s in statements(body) if not _is_docstring(s)]
+    """The name a body's one statement awaits (`await x.f()`, `return await x.f()`,
+    `await super().f()` as `super().f`), a docstring and guards that return early (`if
+    self._closed: return`) aside; None for any other body."""
+    found = [s for s in statements(body) if not _is_docstring(s) and not _returns_early(s)]
     if len(found) != 1 or not isinstance(found[0], cst.SimpleStatementLine):
         return None
     small = found[0].body
@@ -276,7 +278,26 @@ def _sole_awaited_call(body: cst.BaseSuite) -> str | None:
     )
     if not isinstance(value, cst.Await) or not isinstance(value.expression, cst.Call):
         return None
-    return dotted_name(value.expression.func)
+    return _awaited_name(value.expression.func)
+
+
+def _returns_early(statement: cst.CSTNode) -> bool:
+    """`if <test>: return` (nothing else, no `else`): a guard that does no teardown."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None:
+        return False
+    inner = statements(statement.body)
+    return (
+        len(inner) == 1
+        and isinstance(inner[0], cst.SimpleStatementLine)
+        and all(
+            isinstance(small, cst.Return) and (small.value is None or _is_none(small.value))
+            for small in inner[0].body
+        )
+    )
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
@@ -1574,16 +1595,34 @@ class _Analyser:
         return region
 
     def _delegates(self, span: FunctionSpan, body: cst.BaseSuite) -> bool:
-        """Is the body one await of another teardown method of the class this module defines
-        (`await self.shutdown()`, `return await self.aclose()`), after a docstring? That
+        """Is the body one await of another teardown method, after a docstring and guards that
+        return early: of the class this module defines (`await self.shutdown()`, `return await
+        self.aclose()`), or a project method of a teardown name the project resolves the call
+        to (`await super().stop()`, `await self._inner.stop()` of a wrapped session)? That
         method is a region of its own, where what a cancel cuts is reported."""
         name = _sole_awaited_call(body)
-        if name is None or not name.startswith("self."):
+        if name is None:
             return False
-        helper = _resolve_helper(name, span, self.by_qualname)
-        if helper is None or helper.qualname == span.qualname:
+        helper = _resolve_helper(name, span, self.by_qualname) if name.startswith("self.") else None
+        if helper is not None:
+            if helper.qualname == span.qualname:
+                return False
+            return whole_body_kind(helper, self.config) in (
+                RegionKind.METHOD,
+                RegionKind.CONFIGURED,
+            )
+        return self._delegates_elsewhere(span, name)
+
+    def _delegates_elsewhere(self, span: FunctionSpan, name: str) -> bool:
+        """Does the call run a teardown method by its name that the project defines outside
+        this module's view of the class (a base class's, a wrapped object's)?"""
+        receiver, _, method = name.rpartition(".")
+        if not receiver or self.project is None or not named_teardown(method, self.config):
             return False
-        return whole_body_kind(helper, self.config) in (RegionKind.METHOD, RegionKind.CONFIGURED)
+        if receiver == "self" and method == span.name:
+            return False  # itself
+        found = self.project.callee(span.qualname, span.class_qualname or "", name)
+        return found is not None
 
     def _with_caller_facts(self, region: Region, span: FunctionSpan, extent: cst.CSTNode) -> Region:
         """The region with what its function's callers decide: nothing in the project runs a
