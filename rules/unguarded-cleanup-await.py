@@ -511,3 +511,8 @@ class WrappedSandbox:
     async def stop(self):
         # ok: unguarded-cleanup-await
         await self._inner.stop()
+
+    async def __aexit__(self, *exc_info):
+        # ok: unguarded-cleanup-await
+        await self.stop()
+        return None

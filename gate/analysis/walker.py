@@ -270,6 +270,8 @@ def _sole_awaited_call(body: cst.BaseSuite) -> str | None:
     `await super().f()` as `super().f`), a docstring and guards that return early (`if
     self._closed: return`) aside; None for any other body."""
     found = [s for s in statements(body) if not _is_docstring(s) and not _returns_early(s)]
+    if len(found) == 2 and _returns_nothing(found[1]):
+        found = found[:1]  # `await self.stop(); return None` of an `__aexit__`
     if len(found) != 1 or not isinstance(found[0], cst.SimpleStatementLine):
         return None
     small = found[0].body
@@ -286,18 +288,20 @@ def _returns_early(statement: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.If) or statement.orelse is not None:
         return False
     inner = statements(statement.body)
-    return (
-        len(inner) == 1
-        and isinstance(inner[0], cst.SimpleStatementLine)
-        and all(
-            isinstance(small, cst.Return) and (small.value is None or _is_none(small.value))
-            for small in inner[0].body
-        )
+    return len(inner) == 1 and _returns_nothing(inner[0])
+
+
+def _returns_nothing(statement: cst.CSTNode) -> bool:
+    """`return`, `return None` or `return False` (an `__aexit__` that suppresses nothing)."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Return)
+        and (small.value is None or _names_constant(small.value, ("None", "False")))
+        for small in statement.body
     )
 
 
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+def _names_constant(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
