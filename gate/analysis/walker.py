@@ -274,13 +274,18 @@ def _sole_awaited_call(body: cst.BaseSuite) -> str | None:
         found = found[:1]  # `await self.stop(); return None` of an `__aexit__`
     if len(found) != 1 or not isinstance(found[0], cst.SimpleStatementLine):
         return None
-    small = found[0].body
-    value = (
-        small[0].value if len(small) == 1 and isinstance(small[0], cst.Expr | cst.Return) else None
-    )
+    value = _sole_value(found[0])
     if not isinstance(value, cst.Await) or not isinstance(value.expression, cst.Call):
         return None
     return _awaited_name(value.expression.func)
+
+
+def _sole_value(line: cst.SimpleStatementLine) -> cst.BaseExpression | None:
+    """What a line of one expression or `return` evaluates (None for any other line)."""
+    small = line.body
+    if len(small) != 1 or not isinstance(small[0], cst.Expr | cst.Return):
+        return None
+    return small[0].value
 
 
 def _returns_early(statement: cst.CSTNode) -> bool:

@@ -27,11 +27,11 @@ ending where the cut lands: an await in a `try` whose handler of the cancel clos
 something before it re-raises (`except asyncio.CancelledError: self._response.close(); raise`
 around `await self._writer.close()`). A handler that takes a step of another kind (writes a
 result) leaves the step reported. An `__aexit__` or a teardown method whose only statement,
-after guards that return early and before a `return None`, awaits another teardown method of its class (`await
-self.shutdown()`, a `close()` alias of `aclose()`), or a teardown method of its base class or
-of an object it wraps that the project defines (`await super().stop()`, `await
-self._inner.stop()`), is not reported either: the method it awaits is a region of its own,
-where the cut is reported.
+after guards that return early and before a `return None`, awaits another teardown method of
+its class (`await self.shutdown()`, a `close()` alias of `aclose()`), or a teardown method of
+its base class or of an object it wraps that the project defines (`await super().stop()`,
+`await self._inner.stop()`), is not reported either: the method it awaits is a region of its
+own, where the cut is reported.
 
 ## Example
 ```python
