@@ -2602,3 +2602,43 @@ def test_a_teardown_method_that_only_awaits_a_project_teardown_method_delegates(
     assert ("GATE101", 8) not in found
     assert ("GATE101", 16) not in found
     assert ("GATE101", 19) in found
+
+
+FLAGGED_WAIT = """\
+import asyncio
+
+
+class Connection:
+    async def disconnect(self, nowait=False):
+        self._writer.close()
+        async with asyncio.timeout(5):
+            if not nowait:
+                await self._writer.wait_closed()
+        self._writer = None
+
+    async def send(self, data):
+        try:
+            await self._writer.drain()
+        except BaseException:
+            await self.disconnect(nowait=True)
+            self._pool.release_connection(self)
+            raise
+
+    async def close(self):
+        await self.disconnect(nowait=False)
+        self._pool.release_connection(self)
+"""
+
+
+def test_a_call_that_passes_a_flag_that_skips_the_callees_waits_never_suspends(
+    in_tmp: Path, capsys
+) -> None:
+    """Judged on real code (redis-py's `disconnect(nowait=True)`, whose only suspension apart
+    from `asyncio.timeout()`'s enter and exit is `if not nowait: await wait_closed()`): the
+    call never suspends, so nothing is cut and nothing after it can be skipped; passing
+    `nowait=False` leaves the wait, and the release after it can be skipped."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "connection.py", FLAGGED_WAIT)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
+    assert not {line for _, line in found} & {16, 17}, found
+    assert ("GATE100", 22) in found

@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple, Protocol
+from typing import ClassVar, NamedTuple, Protocol
 
 from gate.analysis.cancellation import catches_cancellation, opens_shield
 from gate.analysis.candidates import named_teardown
@@ -103,6 +103,11 @@ class FunctionSummary:
     # project decides when it is looked up (nats' `flush()`: `await self._send_ping(f)`, whose
     # `_flush_pending()` swallows a cancel, then `await asyncio.wait_for(f, timeout)`, a wait)
     cut_safe_if_held: tuple[str, ...] | None = None
+    # when a suspension runs only as a parameter says (`if not nowait: await w.wait_closed()`):
+    # each suspension's dotted name ("" for one of no call) and the (parameter, truthiness) its
+    # `if`s require; empty when none depends on a parameter. A call that passes the parameter
+    # as a constant skips the suspensions it rules out (`disconnect(nowait=True)`).
+    awaits_when: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
@@ -224,6 +229,8 @@ class _Context:
     protected: tuple[int, ...] = ()  # ids of try statements whose finally/cancel handler we're in
     # in a handler that does not catch the cancel: another exception's path
     other_path: bool = False
+    # the (parameter, truthiness) the enclosing `if`s require (`if not nowait:`)
+    when: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass
@@ -259,6 +266,9 @@ class _Walk:
     held_calls: frozenset[str] = frozenset()
     # the exposed awaited calls that do more than wait, by dotted name (None for no name)
     working: list[str | None] = field(default_factory=list)
+    params: frozenset[str] = frozenset()  # the function's parameters' names
+    # per suspension: its dotted name ("" for none) and the parameter conditions it runs under
+    conditioned: list[tuple[str, tuple[tuple[str, bool], ...]]] = field(default_factory=list)
 
     def cut_safe(self) -> bool:
         """Does an interrupt inside the function lose none of its work? With no step of its
@@ -274,6 +284,7 @@ class _Walk:
         loses no work of this function's own; `call`: the call it awaits."""
         self.suspensions.append(context)
         name = call_name(call.func) if call is not None else None
+        self.conditioned.append((name or "", context.when))
         if name is not None and name in self.held_calls:
             return
         if not (context.shielded or context.holding):
@@ -380,11 +391,17 @@ class _Walk:
         """The two arms of an `if`, each from the state before it: what follows the `if` is
         preceded by the suspensions of the arms that do not leave the function (`if dead:
         await self._flush_pending(); return` exposes nothing to the code after it)."""
+        tested = _parameter_test(node.test, self.params)
+        body_context, else_context = context, context
+        if tested is not None:
+            name, truthy = tested
+            body_context = _replace(context, when=(*context.when, (name, truthy)))
+            else_context = _replace(context, when=(*context.when, (name, not truthy)))
         before = self._exposure()
-        self.body(node.body, context)
+        self.body(node.body, body_context)
         after_body = self._exposure()
         self._restore(before)
-        self.body(node.orelse, context)
+        self.body(node.orelse, else_context)
         after_else = self._exposure()
         ways_on = [
             state
@@ -409,6 +426,9 @@ class _Walk:
             self.suspend(context)
             names = [manager_name(item.context_expr) for item in node.items]
             self.entered.append(None if None in names else tuple(names))  # type: ignore[arg-type]
+            if None not in names:  # what the suspension awaits: each manager's enter and exit
+                entered = [f"{name}.{method}" for name in names for method in MANAGER_METHODS]
+                self.conditioned[-1:] = [(name, context.when) for name in entered]
         self.body(node.body, inner)
 
     def _entered(self, manager: ast.expr, inner: _Context) -> _Context:
@@ -456,6 +476,15 @@ def _loses_no_work(call: ast.Call) -> bool:
 
 # Awaits that run their argument on in a task of its own when the awaiting task is cancelled
 SHIELD_CALLS = frozenset({"asyncio.shield", "shield"})
+
+
+def _parameter_test(test: ast.expr, params: frozenset[str]) -> tuple[str, bool] | None:
+    """(parameter, the truthiness the `if` body needs) for `if nowait:` and `if not nowait:`."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negated else test  # type: ignore[attr-defined]
+    if isinstance(inner, ast.Name) and inner.id in params:
+        return inner.id, not negated
+    return None
 
 
 def _leaves(body: list[ast.stmt]) -> bool:
@@ -556,6 +585,7 @@ def _summarised(
     `marked`: a line of its body is marked `# gate: critical`; `opens_shield`: whether a
     context manager called by that name opens a shield scope."""
     walk = _Walk(vocabulary, {} if step_names is None else step_names)
+    walk.params = frozenset(_parameters(function.args))
     walk.never_suspends = never_suspends or walk.never_suspends
     walk.opens_shield = opens_shield or walk.opens_shield
     walk.body(function.body, _Context())
@@ -576,8 +606,15 @@ def _summarised(
         params=_parameters(function.args),
         **_flags(function),
         cut_safe_if_held=None if cut_safe else _cut_safe_if_held(function, walk),
+        awaits_when=_awaits_when(walk),
     )
     return summary, walk.awaited
+
+
+def _awaits_when(walk: _Walk) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
+    """Each suspension with the parameter conditions it runs under, when one has any."""
+    conditioned = walk.conditioned
+    return tuple(conditioned) if any(when for _, when in conditioned) else ()
 
 
 def _cut_safe_if_held(
@@ -2153,6 +2190,9 @@ class ProjectIndex:
     that suffix is unique.
     """
 
+    # lookups about a receiver or a call as written in a function, by kind (set below)
+    _receiver_questions: ClassVar[dict[str, Callable[..., bool]]]
+
     def __init__(
         self,
         modules: list[ModuleSummary],
@@ -2211,21 +2251,49 @@ class ProjectIndex:
         module = self.modules.get(module_name_)
         if module is None:
             return None if kind == "call" else False
-        if kind == "with":
-            located = self._named_class(module, caller, owner, name)
-            if located is not None:
-                return located[1] in located[0].shield_managers
-            return self._shielding_function(module, caller, owner, name)
-        if kind == "stack":
-            held = self._held(module, caller, owner, name)
-            return held is not None and held[1].rpartition(".")[2] in EXIT_STACK_TYPES
-        if kind == "container":
-            return self._container(module, caller, owner, name)
+        asked = self._receiver_questions.get(kind)
+        if asked is not None:
+            return asked(self, module, caller, owner, name)
         if kind in ("callers", "called", "uncancelled", "never_cancelled", "after_cancel"):
             if key not in self._caller_answers:  # asked again by every file on a warm run
                 self._caller_answers[key] = self._caller_fact(kind, module, caller)
             return self._caller_answers[key]
         return self.callee(module, caller, owner, name)
+
+    def _opens_shield(self, module: ModuleSummary, caller: str, owner: str, name: str) -> bool:
+        """Does a `with` item's call open a shielded scope: a project class whose `__enter__`
+        opens one, or a project generator context manager that does?"""
+        located = self._named_class(module, caller, owner, name)
+        if located is not None:
+            return located[1] in located[0].shield_managers
+        return self._shielding_function(module, caller, owner, name)
+
+    def _holds_exit_stack(self, module: ModuleSummary, caller: str, owner: str, name: str) -> bool:
+        held = self._held(module, caller, owner, name)
+        return held is not None and held[1].rpartition(".")[2] in EXIT_STACK_TYPES
+
+    def _quiet_when_passed(
+        self, module: ModuleSummary, caller: str, owner: str, written: str
+    ) -> bool:
+        """Does a call that passes parameters as constants (`disconnect(nowait=True)`, written
+        `disconnect|nowait=True`) never suspend: every suspension of the project function it
+        runs that those values do not rule out is an await of a call that never suspends?"""
+        call, *passed = written.split("|")
+        values = {name: value == "True" for name, _, value in (p.partition("=") for p in passed)}
+        found = self._function(module, caller, owner, call)
+        if found is None or not found[1].awaits_when:
+            return False
+        home, summary = found
+        left = [
+            name
+            for name, when in summary.awaits_when
+            if all(values.get(param, truthy) == truthy for param, truthy in when)
+        ]
+        if "" in left:
+            return False
+        return self._each_call(
+            home, summary, tuple(left), lambda callee: self._never_suspends_at_all(*callee)
+        )
 
     def _caller_fact(self, kind: str, module: ModuleSummary, qualname: str) -> bool:
         if kind == "callers":
@@ -3173,6 +3241,14 @@ class ProjectIndex:
         return None
 
 
+# The lookups that ask about a receiver or a call as written in a function, by kind
+ProjectIndex._receiver_questions = {
+    "with": ProjectIndex._opens_shield,
+    "stack": ProjectIndex._holds_exit_stack,
+    "container": ProjectIndex._container,
+    "quiet": ProjectIndex._quiet_when_passed,
+}
+
 # Context managers of the standard library and its backports whose `__aenter__` and `__aexit__`
 # never suspend: entering a deadline only schedules a callback
 NEVER_SUSPENDING_MANAGERS = frozenset(
@@ -3282,6 +3358,9 @@ class ProjectView:
 
     def never_cancelled(self, qualname: str) -> bool:
         return self._ask(("never_cancelled", self.module, qualname, "", "")) is True
+
+    def quiet_when_passed(self, caller: str, owner: str, call: str, passed: str) -> bool:
+        return self._ask(("quiet", self.module, caller, owner, f"{call}|{passed}")) is True
 
     def after_cancel(self, qualname: str) -> bool:
         return self._ask(("after_cancel", self.module, qualname, "", "")) is True

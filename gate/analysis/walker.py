@@ -89,6 +89,10 @@ class Project(Protocol):
         """As `uncancelled`, with the main coroutine's `asyncio.run(...)` in the project: no
         framework outside it is trusted to run it so."""
 
+    def quiet_when_passed(self, caller: str, owner: str, call: str, passed: str) -> bool:
+        """Does the awaited call, with the constants it passes (`nowait=True`), never
+        suspend?"""
+
     def after_cancel(self, qualname: str) -> bool:
         """Is this function run only once its task was cancelled (a hook aiohttp's run_app
         runs after cancelling its main task, and what only such hooks run)?"""
@@ -754,6 +758,23 @@ def _no_shield(name: str) -> bool:
     return False
 
 
+def _never_quiet(call: str, passed: str) -> bool:
+    return False
+
+
+def passed_constants(call: cst.Call) -> str:
+    """The keyword arguments a call passes as `True`, `False` or `None`, as `name=True|...`
+    (None counts as False), in order; "" for none."""
+    found = []
+    for argument in call.args:
+        value = argument.value
+        constant = value.value if isinstance(value, cst.Name) else ""
+        if argument.keyword is not None and constant in ("True", "False", "None"):
+            truth = "True" if constant == "True" else "False"
+            found.append(f"{argument.keyword.value}={truth}")
+    return "|".join(found)
+
+
 class _RegionWalker:
     """Walks one region in execution order, collecting its interrupt points and steps.
 
@@ -778,6 +799,8 @@ class _RegionWalker:
         # does a receiver hold an (Async)ExitStack, by what the project records it holds
         self.exit_stack: Callable[[str], bool] = _no_stack
         self.container: Callable[[str], bool] = _no_stack
+        # does an awaited call never suspend with the constants it passes (`nowait=True`)
+        self.quiet: Callable[[str, str], bool] = _never_quiet
         self.stack_closes: set[str] = set()  # the labels of steps that close an exit stack
         self.order = 0
         self.branches: list[Branch] = []
@@ -1078,12 +1101,24 @@ class _RegionWalker:
             return [*self.enclosures, Enclosure(EnclosureKind.SHIELD, node)]
         return list(self.enclosures)
 
+    def _never_suspends_as_called(
+        self, summary: FunctionSummary, call: cst.Call | None, awaited: str | None
+    ) -> bool:
+        """Does the awaited callee never suspend, or never with the constants the call passes
+        (`nowait=True` ruling out its only wait)?"""
+        if not summary.suspends:
+            return True
+        if not summary.awaits_when or call is None or awaited is None:
+            return False
+        passed = passed_constants(call)
+        return bool(passed) and self.quiet(awaited, passed)
+
     def point_for(self, node: cst.Await, statement: cst.CSTNode) -> InterruptPoint | None:
         """The interrupt point of one await, None when awaiting it cannot suspend."""
         call = node.expression if isinstance(node.expression, cst.Call) else None
         awaited = _awaited_name(call.func) if call is not None else None
         summary = self.callee(self.as_narrowed(node, awaited)) if awaited else None
-        if summary is not None and not summary.suspends:
+        if summary is not None and self._never_suspends_as_called(summary, call, awaited):
             return None  # awaiting a coroutine that never suspends cannot be interrupted
         known = summary or FunctionSummary(True, False, False, False)
         return self.new_point(
@@ -1587,6 +1622,9 @@ class _Analyser:
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
             walker.exit_stack = lambda name: project.exit_stack(span.qualname, owner, name)
             walker.container = lambda name: project.container(span.qualname, owner, name)
+            walker.quiet = lambda call, passed: project.quiet_when_passed(
+                span.qualname, owner, call, passed
+            )
             if span.is_async and project.shielded_by_callers(span.qualname):
                 walker.enclosures.append(Enclosure(EnclosureKind.SHIELD, snippet.function))
         walker.documented_best_effort = documents_best_effort(snippet.function.get_docstring())
