@@ -160,6 +160,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         requires,
         completes,
         cut_safe_if_held,
+        awaits_when,
     ) = row
     return FunctionSummary(
         suspends,
@@ -178,6 +179,7 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         requires,
         completes,
         None if cut_safe_if_held is None else tuple(cut_safe_if_held),
+        tuple((name, tuple(map(tuple, when))) for name, when in awaits_when),
     )
 
 
