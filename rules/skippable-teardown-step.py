@@ -521,3 +521,20 @@ def run_gateway(gateway):
             gateway.flush_sessions()
 
     asyncio.run(run())
+
+
+class WebhookServer:
+    # A `__slots__` entry declares the lock and takes nothing: only shutdown() takes it, so a
+    # cancel while waiting for it skips nothing another shutdown() is not doing
+    # (python-telegram-bot's WebhookServer)
+    __slots__ = ("_shutdown_lock", "_http_server")
+
+    def __init__(self):
+        self._shutdown_lock = asyncio.Lock()
+
+    async def shutdown(self):
+        async with self._shutdown_lock:
+            # ok: skippable-teardown-step
+            self._http_server.terminate()
+            # ruleid: unguarded-cleanup-await
+            await self._http_server.close_all_connections()

@@ -1407,6 +1407,40 @@ def test_a_lock_only_one_teardown_method_takes_is_no_interrupt(in_tmp: Path, cap
     assert ("GATE100", 10) in {f[:2] for f in found}
 
 
+SLOTTED_LOCK = """\
+import asyncio
+
+
+class WebhookServer:
+    __slots__ = ("_shutdown_lock", "_http_server", "is_running")
+
+    def __init__(self):
+        self._shutdown_lock = asyncio.Lock()
+
+    async def shutdown(self):
+        async with self._shutdown_lock:
+            self._http_server.stop()
+            await self._http_server.close_all_connections()
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "skipped"), [("", False), ("getattr(s, '_shutdown_lock')", True)]
+)
+def test_a_slots_entry_does_not_take_the_lock_it_declares(
+    in_tmp: Path, capsys, extra: str, skipped: bool
+) -> None:
+    """Judged on real code (python-telegram-bot's WebhookServer, whose `__slots__` names its
+    `_shutdown_lock`): the declaration is no use of the lock, so only shutdown() takes it and a
+    cancel while waiting for it skips nothing; a string that may hand the lock on still counts."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    text = SLOTTED_LOCK + (f"\n\ndef peek(s):\n    return {extra}\n" if extra else "")
+    write(in_tmp / "pkg" / "server.py", text)
+    found = {f[:2] for f in _findings(capsys, "--no-cache", "pkg")}
+    assert (("GATE100", 13) in found) is skipped
+
+
 RUNNER = """\
 async def after_run(models):
     try:

@@ -106,8 +106,8 @@ def entered_only_in(text: str, name: str) -> list[str] | None:
 
 
 def _count_harmless(tree: ast.AST, name: str, harmless: set[int]) -> int:
-    """The `x.name` attributes in the tree; those assigned or asked `.locked()` go into
-    `harmless`."""
+    """The `x.name` attributes in the tree, and the `__slots__` entries that declare it; those
+    assigned, asked `.locked()` or declared go into `harmless`."""
     attributes = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == name:
@@ -116,7 +116,26 @@ def _count_harmless(tree: ast.AST, name: str, harmless: set[int]) -> int:
                 harmless.add(id(node))
         elif _asks_harmlessly(node, name):
             harmless.add(id(node.func.value))  # type: ignore[attr-defined]
+        elif _declares_slots(node):
+            for entry in _slot_entries(node.value, name):  # type: ignore[attr-defined]
+                attributes += 1
+                harmless.add(id(entry))
     return attributes
+
+
+def _declares_slots(node: ast.AST) -> bool:
+    """`__slots__ = (...)`: the attributes a class declares, by name."""
+    return (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == "__slots__"
+    )
+
+
+def _slot_entries(value: ast.expr, name: str) -> list[ast.Constant]:
+    elements = value.elts if isinstance(value, ast.Tuple | ast.List | ast.Set) else [value]
+    return [e for e in elements if isinstance(e, ast.Constant) and e.value == name]
 
 
 def _entered(statement: ast.AsyncWith, name: str) -> list[int]:
