@@ -257,8 +257,6 @@ class _Walk:
     exposed_earlier: bool = False
     awaited: list[tuple[ast.Call, bool]] = field(default_factory=list)  # (call, shielded)
     own_steps: list[tuple[str, bool]] = field(default_factory=list)
-    # per `async with`, the managers it enters (`manager_name`), None when one has no name
-    entered: list[tuple[str, ...] | None] = field(default_factory=list)
     # an awaited call that never suspends (a put on an unbounded asyncio.Queue)
     never_suspends: Callable[[ast.Call], bool] = lambda call: False
     opens_shield: Callable[[str], bool] = lambda name: False
@@ -267,8 +265,10 @@ class _Walk:
     # the exposed awaited calls that do more than wait, by dotted name (None for no name)
     working: list[str | None] = field(default_factory=list)
     params: frozenset[str] = frozenset()  # the function's parameters' names
-    # per suspension: its dotted name ("" for none) and the parameter conditions it runs under
-    conditioned: list[tuple[str, tuple[tuple[str, bool], ...]]] = field(default_factory=list)
+    # per suspension, what it awaits and the parameter conditions it runs under: the dotted
+    # name of the call, or of each `async with` manager's enter and exit (`manager.__aenter__`);
+    # "" for one of no name (`async for`, `await x`, a manager of no name)
+    suspended_on: list[tuple[str, tuple[tuple[str, bool], ...]]] = field(default_factory=list)
 
     def cut_safe(self) -> bool:
         """Does an interrupt inside the function lose none of its work? With no step of its
@@ -284,7 +284,7 @@ class _Walk:
         loses no work of this function's own; `call`: the call it awaits."""
         self.suspensions.append(context)
         name = call_name(call.func) if call is not None else None
-        self.conditioned.append((name or "", context.when))
+        self.suspended_on.append((name or "", context.when))
         if name is not None and name in self.held_calls:
             return
         if not (context.shielded or context.holding):
@@ -425,10 +425,9 @@ class _Walk:
         if isinstance(node, ast.AsyncWith):
             self.suspend(context)
             names = [manager_name(item.context_expr) for item in node.items]
-            self.entered.append(None if None in names else tuple(names))  # type: ignore[arg-type]
             if None not in names:  # what the suspension awaits: each manager's enter and exit
                 entered = [f"{name}.{method}" for name in names for method in MANAGER_METHODS]
-                self.conditioned[-1:] = [(name, context.when) for name in entered]
+                self.suspended_on[-1:] = [(name, context.when) for name in entered]
         self.body(node.body, inner)
 
     def _entered(self, manager: ast.expr, inner: _Context) -> _Context:
@@ -613,8 +612,8 @@ def _summarised(
 
 def _awaits_when(walk: _Walk) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
     """Each suspension with the parameter conditions it runs under, when one has any."""
-    conditioned = walk.conditioned
-    return tuple(conditioned) if any(when for _, when in conditioned) else ()
+    suspended_on = walk.suspended_on
+    return tuple(suspended_on) if any(when for _, when in suspended_on) else ()
 
 
 def _cut_safe_if_held(
@@ -660,14 +659,8 @@ def _suppresses_cancellation(expression: ast.expr) -> bool:
 def _awaited_calls(walk: _Walk) -> tuple[str, ...] | None:
     """The dotted names of the awaited calls and of the enter and exit methods of the managers
     `async with` enters (`manager.__aenter__`), when they are all the body's suspensions."""
-    names = [call_name(call.func) or "" for call, _ in walk.awaited]
-    if len(names) + len(walk.entered) != len(walk.suspensions) or "" in names:
-        return None
-    for managers in walk.entered:
-        if managers is None:
-            return None
-        names += [f"{manager}.{method}" for manager in managers for method in MANAGER_METHODS]
-    return tuple(sorted(set(names)))
+    names = {name for name, _ in walk.suspended_on}
+    return None if "" in names else tuple(sorted(names))
 
 
 # What `async with` awaits of the manager it enters
@@ -1301,16 +1294,25 @@ def _contained(annotation: ast.expr | None) -> tuple[str, str] | None:
     """(suffix, class) for an annotation of a container of one class, `None` aside:
     `list[Site]` and `tuple[Site, ...]` hold `Site` items (`[]`), `dict[str, Site]` `Site`
     values (`{}`); a tuple of one class in each place (`tuple[Req, Req]`) holds it too."""
-    annotation = _without_none(annotation)
-    if not isinstance(annotation, ast.Subscript):
+    parts = _generic_parts(_without_none(annotation))
+    if parts is None:
         return None
-    generic, parameters = _final(annotation.value), annotation.slice
-    listed = parameters.elts if isinstance(parameters, ast.Tuple) else [parameters]
+    generic, listed = parts
     if generic in MAPPING_GENERICS:
         value = _annotated_class(listed[1]) if len(listed) == 2 else None
         return (VALUES, value) if value else None
     item = _item_class(generic, listed)
     return (ITEMS, item) if item else None
+
+
+def _generic_parts(annotation: ast.expr | None) -> tuple[str, list[ast.expr]] | None:
+    """(the generic's final name, its parameters) of a subscripted annotation
+    (`dict[str, Site]` -> `dict`, [str, Site]); None for any other annotation."""
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    parameters = annotation.slice
+    listed = parameters.elts if isinstance(parameters, ast.Tuple) else [parameters]
+    return _final(annotation.value), listed
 
 
 def _item_class(generic: str, parameters: list[ast.expr]) -> str | None:
@@ -1372,7 +1374,7 @@ def _contents(annotation: ast.expr | None) -> list[tuple[str, str]]:
     ReceiveStream)."""
     contained = _contained(annotation)
     found = [contained] if contained is not None else []
-    held = _held_tuples(_without_none(annotation))
+    held = _held_tuples(_generic_parts(_without_none(annotation)))
     if held is None:
         return found
     suffix, places = held
@@ -1383,22 +1385,24 @@ def _contents(annotation: ast.expr | None) -> list[tuple[str, str]]:
     return found
 
 
-def _held_tuples(annotation: ast.expr | None) -> tuple[str, list[ast.expr]] | None:
-    """(suffix, the annotations of each place) for a mapping or a sequence of tuples
-    (`dict[Id, tuple[Send, Receive]]` -> `{}`, [Send, Receive])."""
-    if not isinstance(annotation, ast.Subscript):
+def _held_tuples(
+    parts: tuple[str, list[ast.expr]] | None,
+) -> tuple[str, list[ast.expr]] | None:
+    """(suffix, the annotations of each place) for a mapping or a sequence of tuples, by its
+    generic's parts (`dict[Id, tuple[Send, Receive]]` -> `{}`, [Send, Receive])."""
+    if parts is None:
         return None
-    generic, parameters = _final(annotation.value), annotation.slice
-    listed = parameters.elts if isinstance(parameters, ast.Tuple) else [parameters]
+    generic, listed = parts
     if generic in MAPPING_GENERICS and len(listed) == 2:
         suffix, held = VALUES, listed[1]
     elif generic in SEQUENCE_GENERICS and len(listed) == 1:
         suffix, held = ITEMS, listed[0]
     else:
         return None
-    if not isinstance(held, ast.Subscript) or _final(held.value) not in ("tuple", "Tuple"):
+    places = _generic_parts(held)
+    if places is None or places[0] not in ("tuple", "Tuple"):
         return None
-    return suffix, held.slice.elts if isinstance(held.slice, ast.Tuple) else [held.slice]
+    return suffix, places[1]
 
 
 # Calls that give what they are passed to iterate, in its order or another
@@ -1609,6 +1613,7 @@ def _passed_in(
 
 # A receiver with subscripts, as `call_name` writes it: the name, then its `[N]` and `[]` keys
 _SUBSCRIPTED = re.compile(r"([\w.]+)((?:\[\d*\])+)")
+_KEY = re.compile(r"\[(\d*)\]")
 
 # How a type names an attribute of a class (`Services::chats`), resolved when looked up
 ATTRIBUTE_OF = "::"
@@ -3091,7 +3096,7 @@ class ProjectIndex:
         matched = _SUBSCRIPTED.fullmatch(receiver)
         if matched is None:
             return None
-        base, keys = matched.group(1), re.findall(r"\[(\d*)\]", matched.group(2))
+        base, keys = matched.group(1), _KEY.findall(matched.group(2))
         if not all(keys[1:]):
             return None  # a key into what an item holds: nothing is recorded of it
         parts = base.split(".")
