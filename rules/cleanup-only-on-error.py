@@ -187,6 +187,53 @@ class Connection:
             raise RuntimeError("timed out") from None
 
 
+class Manager:
+    # judged on real code: a handler that hands on what it made of the error reports it (an
+    # error event built from it, a logging method of its own), and an attribute set to the
+    # error records what failed; a cancel is no failure, so none of them is cleanup
+    async def handle(self, ctx, start):
+        try:
+            await self._next_speaker(ctx)
+        except Exception as e:
+            error = RemoteError.from_exception(e)
+            # ok: cleanup-only-on-error
+            await self._signal_termination_with_error(error)
+            raise
+
+    async def call(self, ctx, start):
+        try:
+            return await self._call_next(ctx)
+        except Exception as e:
+            # ok: cleanup-only-on-error
+            self._log_message(self._error_message(ctx, start, e), logging.ERROR)
+            # ok: cleanup-only-on-error
+            self.log("error", "call failed")
+            raise
+
+    async def connect(self, server):
+        try:
+            await asyncio.wait_for(self._open(server), 5)
+        except (OSError, asyncio.TimeoutError) as e:
+            # ok: cleanup-only-on-error
+            self._err = e
+            raise
+
+    async def enter(self, context):
+        # an exit handed the error is still an exit: the context stays entered on a cancel
+        try:
+            await self._start(context)
+        except Exception as e:
+            # ruleid: cleanup-only-on-error
+            await context.__aexit__(type(e), e, e.__traceback__)
+            raise
+
+
+class RemoteError(Exception):
+    @classmethod
+    def from_exception(cls, error):
+        return cls(str(error))
+
+
 async def warm_worker(worker, timeout):
     # judged on real code: a local object's flag set on a timeout is the timeout's own business
     try:

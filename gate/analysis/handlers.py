@@ -42,17 +42,20 @@ LOGGING_NAMES = frozenset(
 )
 
 
+LOG_LEVELS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "trace"}
+)
+
+
 def _logs(call: cst.Call) -> bool:
+    """A logging call: of a logger (`logger.warning(...)`, `log.error(...)`), at a level, or
+    of a method whose name starts with the word log (`self.log("error", m)`, `self._log_it(m)`)."""
     name = dotted_name(call.func) or ""
-    return name.split(".")[0] in LOGGING_NAMES or name.split(".")[-1] in (
-        "debug",
-        "info",
-        "warning",
-        "warn",
-        "error",
-        "exception",
-        "critical",
-        "trace",
+    method = name.split(".")[-1]
+    return (
+        name.split(".")[0] in LOGGING_NAMES
+        or method in LOG_LEVELS
+        or method.lstrip("_").split("_")[0] == "log"
     )
 
 
@@ -106,24 +109,78 @@ def _caught_name(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | No
     return None
 
 
-def _handles_the_error(handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call) -> bool:
+def _handles_the_error(
+    handler: cst.ExceptHandler | cst.ExceptStarHandler, call: cst.Call, made: bool = True
+) -> bool:
     """Is the call handed the caught exception and nothing else but constants
-    (`discard_frames(exc)`, `self._wrap_stop_error(e)`, `errors.append(("cancel", exc))`)? It
-    reports, keeps or translates the error: nothing the `try` acquired is given back."""
+    (`discard_frames(exc)`, `self._wrap_stop_error(e)`, `errors.append(("cancel", exc))`)?
+    With `made`, what the handler made of the error counts as the error too
+    (`self._signal_error(Wrapped.from_exception(e))`, `error = str(e)` then `report(error)`).
+    It reports, keeps or translates the error: nothing the `try` acquired is given back."""
     caught = _caught_name(handler)
     if caught is None or not call.args:
         return False
-    values = [arg.value for arg in call.args]
+    errors = _made_of_the_error(handler, caught) if made else {caught}
     seen = False
-    while values:
-        value = values.pop()
-        if isinstance(value, cst.Name) and value.value == caught:
+    for value in _flattened_arguments(call):
+        if _names_any(value, errors) if made else _is_name(value, caught):
             seen = True
-        elif isinstance(value, cst.Tuple | cst.List):
-            values += [element.value for element in value.elements]
         elif not _constant(value):
             return False
     return seen
+
+
+def _flattened_arguments(call: cst.Call) -> list[cst.BaseExpression]:
+    """The call's argument values, with the elements of a tuple or list in place of it."""
+    flat = []
+    values = [arg.value for arg in call.args]
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.Tuple | cst.List):
+            values += [element.value for element in value.elements]
+        else:
+            flat.append(value)
+    return flat
+
+
+def _is_name(value: cst.BaseExpression, name: str) -> bool:
+    return isinstance(value, cst.Name) and value.value == name
+
+
+def _made_of_the_error(handler: cst.ExceptHandler | cst.ExceptStarHandler, caught: str) -> set[str]:
+    """The caught name and the names the handler binds, at its top, to a value made of it
+    (`error = SerializableException.from_exception(e)`)."""
+    made = {caught}
+    for statement in statements(handler.body):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and _names_any(small.value, made)
+                ):
+                    made.add(small.targets[0].target.value)
+    return made
+
+
+def _names_any(value: cst.BaseExpression, names: set[str]) -> bool:
+    """Is the value one of `names`, or an expression that reads one of them (`str(e)`,
+    `f"{e}"`, `make(e)`), not a lambda or comprehension that only may?"""
+    if isinstance(value, cst.Name):
+        return value.value in names
+    pending: list[cst.CSTNode] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name) and node.value in names:
+            return True
+        if isinstance(node, cst.Attribute):
+            pending.append(node.value)  # `.attr` and a keyword's name are no reads
+        elif isinstance(node, cst.Arg):
+            pending.append(node.value)
+        elif not isinstance(node, cst.Lambda | cst.BaseComp | cst.Name):
+            pending.extend(node.children)
+    return False
 
 
 def _constant(value: cst.BaseExpression) -> bool:
@@ -689,14 +746,18 @@ class _NarrowHandlers:
         self, handler: cst.ExceptHandler | cst.ExceptStarHandler
     ) -> list[HandlerStep]:
         """Assignments to an attribute at the top of the handler (`self.error = PoolTimeout()`):
-        state other code reads to learn that this wait was given up."""
+        state other code reads to learn that this wait was given up. Not one that keeps the
+        caught error (`self._err = e`): it records what failed, and a cancel is no failure."""
         steps = []
+        caught = _caught_name(handler)
+        made = _made_of_the_error(handler, caught) if caught is not None else set()
         for statement in statements(handler.body):
             if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
                 continue
             for small in statement.body:
                 targets = _attribute_targets(small)
-                if targets:
+                value = getattr(small, "value", None)
+                if targets and not (value is not None and _names_any(value, made)):
                     label = f"{targets[0]} = ..."
                     steps.append(HandlerStep(small, label, Consequence.BEST_EFFORT))
         return steps
@@ -706,7 +767,8 @@ class _NarrowHandlers:
     ) -> bool:
         """Is the call handed only the caught error, and not a release by name of a value the
         function bound to an await (`conn.terminate(exc)` after `conn = await pool.acquire()`)?"""
-        if not _handles_the_error(handler, call):
+        # an exit handed the error (`ctx.__aexit__(type(e), e, e.__traceback__)`) still exits
+        if not _handles_the_error(handler, call, made=not self.analyser.vocabulary.releases(name)):
             return False
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         return not (
