@@ -29,8 +29,11 @@ from gate.analysis.walker import dotted_name, handler_catches_cancellation
 if TYPE_CHECKING:
     from gate.analysis.walker import _Analyser as Analyser
 
-# A suspension of the function's own code, and whether a `try` around it unwinds on a cancel
-Suspension = tuple[cst.CSTNode, bool]
+# The arms of `if` and `match` statements a piece of code is in: (id of the statement, arm)
+Arms = tuple[tuple[int, int], ...]
+# A suspension of the function's own code, whether a `try` around it unwinds on a cancel, and
+# the arms it is in
+Suspension = tuple[cst.CSTNode, bool, Arms]
 
 
 def hand_entered(analyser: Analyser, span: FunctionSpan) -> list[HandEntered]:
@@ -43,15 +46,15 @@ def hand_entered(analyser: Analyser, span: FunctionSpan) -> list[HandEntered]:
     assigned = _assignments(snippet.function.body)
     suspends = await_suspends(analyser, span)
     found = []
-    suspensions = list(_suspensions(snippet.function.body, guarded=False))
-    for index, (node, _) in enumerate(suspensions):
+    suspensions = list(_suspensions(snippet.function.body, guarded=False, arms=()))
+    for index, (node, _, arms) in enumerate(suspensions):
         label = _entered(node)
         if label is None or label in assigned.handed_on:
             continue
         names = {label} | assigned.aliases(label)
-        if any(_exits(other, names) for other, _ in suspensions):
+        if any(_exits(other, names) for other, _, _ in suspensions):
             continue  # the function exits it itself: cleanup-only-on-error judges the paths
-        later = _first_exposed(suspensions[index + 1 :], node, suspends)
+        later = _first_exposed(suspensions[index + 1 :], node, arms, suspends)
         if later is not None:
             stack = names_exit_stack(label) or _holds_exit_stack(analyser, span, label)
             found.append(_fact(span, snippet.module, node, label, later, stack))
@@ -62,14 +65,26 @@ def hand_entered(analyser: Analyser, span: FunctionSpan) -> list[HandEntered]:
 
 
 def _first_exposed(
-    after: list[Suspension], enter: cst.CSTNode, suspends: Callable[[cst.Await], bool]
+    after: list[Suspension],
+    enter: cst.CSTNode,
+    entered_in: Arms,
+    suspends: Callable[[cst.Await], bool],
 ) -> cst.CSTNode | None:
     """The first of the suspensions after the enter that no unwinding `try` guards, that is not
-    part of the enter's own await, and that can suspend."""
-    for node, guarded in after:
-        if not guarded and not _inside(node, enter) and _can_suspend(node, suspends):
+    part of the enter's own await, that a pass through the enter can reach (not in another arm
+    of an `if` or `match` the enter is in), and that can suspend."""
+    for node, guarded, arms in after:
+        if guarded or _inside(node, enter) or _exclusive(arms, entered_in):
+            continue
+        if _can_suspend(node, suspends):
             return node
     return None
+
+
+def _exclusive(first: Arms, second: Arms) -> bool:
+    """Are the two in different arms of one `if` or `match` (never both run in one pass)?"""
+    taken = dict(first)
+    return any(statement in taken and taken[statement] != arm for statement, arm in second)
 
 
 def _holds_exit_stack(analyser: Analyser, span: FunctionSpan, label: str) -> bool:
@@ -114,31 +129,54 @@ def _entered(node: cst.CSTNode) -> str | None:
     return None
 
 
-def _suspensions(node: cst.CSTNode, guarded: bool) -> Iterator[Suspension]:
+def _suspensions(node: cst.CSTNode, guarded: bool, arms: Arms) -> Iterator[Suspension]:
     """The awaits, `async with` and `async for` statements below `node`, in source order, not
     entering nested functions; `guarded` when a `try` around them has a `finally:` or catches
-    cancellation."""
+    cancellation; with the arms of the `if` and `match` statements they are in."""
     for child in node.children:
         if isinstance(child, NESTED_SCOPES):
             continue
         if is_suspension(child):
-            yield child, guarded
+            yield child, guarded, arms
         if isinstance(child, cst.Try):
-            yield from _try_suspensions(child, guarded)
+            yield from _try_suspensions(child, guarded, arms)
+        elif isinstance(child, cst.If | cst.Match):
+            yield from _arm_suspensions(child, guarded, arms)
         else:
-            yield from _suspensions(child, guarded)
+            yield from _suspensions(child, guarded, arms)
 
 
-def _try_suspensions(statement: cst.Try, guarded: bool) -> Iterator[Suspension]:
+def _arm_suspensions(
+    statement: cst.If | cst.Match, guarded: bool, arms: Arms
+) -> Iterator[Suspension]:
+    """An `if`'s suspensions (its test, its body, its `else`/`elif`), or a `match`'s (its
+    subject, each case), each arm marked."""
+    if isinstance(statement, cst.If):
+        parts = [(statement.test, None), (statement.body, 0), (statement.orelse, 1)]
+    else:
+        parts = [(statement.subject, None), *((case, i) for i, case in enumerate(statement.cases))]
+    for part, arm in parts:
+        if part is None:
+            continue
+        marked = arms if arm is None else (*arms, (id(statement), arm))
+        if isinstance(part, cst.If):  # an `elif`: arms of its own
+            yield from _arm_suspensions(part, guarded, marked)
+            continue
+        if is_suspension(part):
+            yield part, guarded, marked
+        yield from _suspensions(part, guarded, marked)
+
+
+def _try_suspensions(statement: cst.Try, guarded: bool, arms: Arms) -> Iterator[Suspension]:
     """A `try`'s suspensions: its body and its unwinding (handlers, `finally:`) are guarded
     when it unwinds on a cancel, its `else:` only as the code around it is."""
     unwinds = guarded or _unwinds(statement)
-    yield from _suspensions(statement.body, unwinds)
+    yield from _suspensions(statement.body, unwinds, arms)
     if statement.orelse is not None:
-        yield from _suspensions(statement.orelse, guarded)
+        yield from _suspensions(statement.orelse, guarded, arms)
     for rest in (*statement.handlers, statement.finalbody):
         if rest is not None:
-            yield from _suspensions(rest, unwinds)
+            yield from _suspensions(rest, unwinds, arms)
 
 
 def _unwinds(statement: cst.Try) -> bool:
