@@ -20,6 +20,7 @@ from gate.analysis.walker import (
     dotted_name,
     final_name,
     is_shield_scope,
+    statements,
 )
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class _Await:
     loops: tuple[int, ...]
     node: cst.Await
     statement: cst.CSTNode | None
+    leaving: tuple[int, ...] = ()  # the arms it is in that end by leaving the function
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class _Release:
     root: str
     label: str
     consequence: object
+    leaving: tuple[int, ...] = ()
 
 
 def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
@@ -105,9 +108,20 @@ def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
         return False
     if release.statement is not None and point.statement is release.statement:
         return False
+    if not set(point.leaving) <= set(release.leaving):
+        return False  # a pass through the await leaves the function in an arm the release is not in
     # a loop that acquires again only after this pass's release leaks nothing in its next pass
     reacquires = set(acquired.loops) - set(release.loops)
     return point.order > acquired.order or bool(set(point.loops) & reacquires)
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Does the block end with a `return` or a `raise` (each pass through it leaves)?"""
+    listed = statements(block)
+    last = listed[-1] if listed else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(
+        last.body[-1], cst.Return | cst.Raise
+    )
 
 
 def _shielded_awaits(analyser: Analyser, span: FunctionSpan, body: cst.CSTNode) -> set[int]:
@@ -241,6 +255,8 @@ class _Flow:
         self.releases: list[_Release] = []
         self.sheltered_roots: set[str] = set()
         self.raising: list[bool] = []  # per enclosing handler: its block ends by raising
+        self.leaving_arms: set[int] = set()  # the blocks of `if` arms that end by leaving
+        self.leaving: list[int] = []  # those the walk is in
 
     def _next(self) -> int:
         self.order += 1
@@ -294,6 +310,20 @@ class _Flow:
         self.sheltered -= 1
         self.raising.pop()
 
+    def visit_If(self, node: cst.If) -> None:
+        else_block = node.orelse.body if isinstance(node.orelse, cst.Else) else None
+        for block in (node.body, else_block):
+            if block is not None and _leaves(block):
+                self.leaving_arms.add(id(block))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if id(node) in self.leaving_arms:
+            self.leaving.append(id(node))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        if self.leaving and self.leaving[-1] == id(original_node):
+            self.leaving.pop()
+
     def visit_Finally(self, node: cst.Finally) -> None:
         self.sheltered += 1
 
@@ -306,7 +336,10 @@ class _Flow:
         if self.raising and self.raising[-1]:
             return
         if self.suspends(node):
-            self.awaits.append(_Await(self._next(), tuple(self.loops), node, self.statement))
+            point = _Await(
+                self._next(), tuple(self.loops), node, self.statement, tuple(self.leaving)
+            )
+            self.awaits.append(point)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         if not isinstance(original_node.value, cst.Await):
@@ -344,9 +377,9 @@ class _Flow:
         receiver = node.func.value  # type: ignore[attr-defined]
         label = f"{dotted_name(node.func) or name}()"
         consequence = self.vocabulary.consequence(name, dotted_name(receiver))  # type: ignore[arg-type]
-        loops = tuple(self.loops)
+        loops, leaving = tuple(self.loops), tuple(self.leaving)
         self.releases += [
-            _Release(order, loops, self.statement, node, root, label, consequence)
+            _Release(order, loops, self.statement, node, root, label, consequence, leaving)
             for root in sorted(roots)
         ]
 
