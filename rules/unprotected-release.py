@@ -187,3 +187,28 @@ async def follow_and_log(client, url, log):
     # ruleid: unprotected-release
     await response.aclose()
     return response.headers
+
+
+async def chat(connect, session):
+    # judged on real code: a cancel at the wait is caught and kept, so the function goes on to
+    # the close; an await after the `try` is another matter
+    websocket = await connect(session.url)
+    try:
+        await session.wait_for_either()
+    except asyncio.CancelledError:
+        pass
+    # ok: unprotected-release
+    await websocket.close()
+    return websocket.close_code
+
+
+async def chat_and_report(connect, session):
+    websocket = await connect(session.url)
+    try:
+        await session.wait_for_either()
+    except asyncio.CancelledError:
+        pass
+    await session.report()
+    # ruleid: unprotected-release
+    await websocket.close()
+    return websocket.close_code

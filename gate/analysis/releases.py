@@ -19,6 +19,7 @@ from gate.analysis.walker import (
     collect,
     dotted_name,
     final_name,
+    handler_catches_cancellation,
     is_shield_scope,
     statements,
 )
@@ -86,7 +87,8 @@ class _Await:
     loops: tuple[int, ...]
     node: cst.Await
     statement: cst.CSTNode | None
-    leaving: tuple[int, ...] = ()  # the arms it is in that end by leaving the function
+    # the blocks it is in that a cancel landing in it does not leave for the code after them
+    within: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ class _Release:
     root: str
     label: str
     consequence: object
-    leaving: tuple[int, ...] = ()
+    within: tuple[int, ...] = ()
 
 
 def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
@@ -108,7 +110,7 @@ def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
         return False
     if release.statement is not None and point.statement is release.statement:
         return False
-    if not set(point.leaving) <= set(release.leaving):
+    if not set(point.within) <= set(release.within):
         return False  # a pass through the await leaves the function in an arm the release is not in
     # a loop that acquires again only after this pass's release leaks nothing in its next pass
     reacquires = set(acquired.loops) - set(release.loops)
@@ -121,6 +123,14 @@ def _leaves(block: cst.BaseSuite) -> bool:
     last = listed[-1] if listed else None
     return isinstance(last, cst.SimpleStatementLine) and isinstance(
         last.body[-1], cst.Return | cst.Raise
+    )
+
+
+def _keeps_the_cancel(handler: cst.ExceptHandler) -> bool:
+    """Does the handler catch cancellation and raise nothing (`except CancelledError: pass`)?
+    The function goes on after the `try`."""
+    return handler_catches_cancellation(handler) and not any(
+        isinstance(node, cst.Raise) for node in descendants(handler.body)
     )
 
 
@@ -255,8 +265,10 @@ class _Flow:
         self.releases: list[_Release] = []
         self.sheltered_roots: set[str] = set()
         self.raising: list[bool] = []  # per enclosing handler: its block ends by raising
-        self.leaving_arms: set[int] = set()  # the blocks of `if` arms that end by leaving
-        self.leaving: list[int] = []  # those the walk is in
+        # blocks a cancel landing inside does not leave for the code after them: `if` arms
+        # that end by leaving the function, `try` bodies whose handler keeps the cancel
+        self.keeping: set[int] = set()
+        self.within: list[int] = []  # those the walk is in
 
     def _next(self) -> int:
         self.order += 1
@@ -314,15 +326,19 @@ class _Flow:
         else_block = node.orelse.body if isinstance(node.orelse, cst.Else) else None
         for block in (node.body, else_block):
             if block is not None and _leaves(block):
-                self.leaving_arms.add(id(block))
+                self.keeping.add(id(block))
+
+    def visit_Try(self, node: cst.Try) -> None:
+        if any(_keeps_the_cancel(handler) for handler in node.handlers):
+            self.keeping.add(id(node.body))
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        if id(node) in self.leaving_arms:
-            self.leaving.append(id(node))
+        if id(node) in self.keeping:
+            self.within.append(id(node))
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        if self.leaving and self.leaving[-1] == id(original_node):
-            self.leaving.pop()
+        if self.within and self.within[-1] == id(original_node):
+            self.within.pop()
 
     def visit_Finally(self, node: cst.Finally) -> None:
         self.sheltered += 1
@@ -337,7 +353,7 @@ class _Flow:
             return
         if self.suspends(node):
             point = _Await(
-                self._next(), tuple(self.loops), node, self.statement, tuple(self.leaving)
+                self._next(), tuple(self.loops), node, self.statement, tuple(self.within)
             )
             self.awaits.append(point)
 
@@ -377,9 +393,9 @@ class _Flow:
         receiver = node.func.value  # type: ignore[attr-defined]
         label = f"{dotted_name(node.func) or name}()"
         consequence = self.vocabulary.consequence(name, dotted_name(receiver))  # type: ignore[arg-type]
-        loops, leaving = tuple(self.loops), tuple(self.leaving)
+        loops, within = tuple(self.loops), tuple(self.within)
         self.releases += [
-            _Release(order, loops, self.statement, node, root, label, consequence, leaving)
+            _Release(order, loops, self.statement, node, root, label, consequence, within)
             for root in sorted(roots)
         ]
 
