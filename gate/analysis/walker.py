@@ -563,6 +563,35 @@ def _ends_in_return(body: cst.BaseSuite) -> bool:
     )
 
 
+# The calls that open a task group or a nursery, whose exit cancels its scope on an exception
+TASK_GROUP_OPENERS = frozenset({"create_task_group", "open_nursery", "TaskGroup"})
+
+
+def _enclosing_groups(body: cst.CSTNode, node: cst.CSTNode) -> set[str]:
+    """The names of the task groups (`async with anyio.create_task_group() as tg:`) whose block
+    in `body` holds `node`."""
+    names = set()
+    for statement in descendants(body):
+        if isinstance(statement, cst.With) and statement.asynchronous is not None:
+            opened = {name for item in statement.items if (name := _opened_group(item))}
+            if opened and any(below is node for below in descendants(statement.body)):
+                names |= opened
+    return names
+
+
+def _opened_group(item: cst.WithItem) -> str | None:
+    """The name an `async with` item binds a task group or nursery it opens to."""
+    target = item.asname.name if item.asname is not None else None
+    opened = item.item
+    if (
+        isinstance(opened, cst.Call)
+        and final_name(opened.func) in TASK_GROUP_OPENERS
+        and isinstance(target, cst.Name)
+    ):
+        return target.value
+    return None
+
+
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
     for statement in statements(body):
@@ -1022,12 +1051,29 @@ class _RegionWalker:
             self.add_reassert()
             return
         step: tuple[str, Consequence, cst.Call | None] | None = self._step_taken(small, found)
+        if step is not None and self._cancels_enclosing_group(step[2], small):
+            step = None
         if step is None and marked:
             step = self.code(small), Consequence.LOSES_WORK, None
         if step is not None:
             acts_on = _argument_names(step[2]) if step[2] is not None else ""
             points = _outside_arguments(points, step[2])
             self.add_step(small, step[0], step[1], points, found, acts_on)
+
+    def _cancels_enclosing_group(self, call: cst.Call | None, small: cst.CSTNode) -> bool:
+        """Is the step `tg.cancel_scope.cancel()` of a task group or nursery whose `async with`
+        encloses it? Any interrupt that would skip it leaves the group's block, and the group's
+        exit cancels its scope on every exception."""
+        func = call.func if call is not None else None
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "cancel"
+            and isinstance(func.value, cst.Attribute)
+            and func.value.attr.value == "cancel_scope"
+            and isinstance(func.value.value, cst.Name)
+        ):
+            return False
+        return func.value.value.value in _enclosing_groups(self.function_body, small)
 
     def _step_taken(
         self, small: cst.BaseSmallStatement, found: Collected
