@@ -662,3 +662,31 @@ class WebhookServer:
             self._http_server.terminate()
             # ruleid: unguarded-cleanup-await
             await self._http_server.close_all_connections()
+
+
+class Pump:
+    # judged on real code: awaiting a task known to be done returns at once, so no cancel can
+    # land there (pydantic-ai's event stream processor); awaiting one that is not done can
+    async def run(self, stream, handler_task):
+        try:
+            await self.forward(stream)
+        finally:
+            if handler_task.done():
+                await handler_task
+            # ok: skippable-teardown-step
+            self._save_offsets()
+
+    async def run_waiting(self, stream, handler_task):
+        try:
+            await self.forward(stream)
+        finally:
+            interrupt: BaseException | None = None
+            if not handler_task.done():
+                try:
+                    await handler_task
+                except BaseException as error:
+                    interrupt = interrupt or error
+            # ruleid: skippable-teardown-step
+            self._save_offsets()
+            if interrupt is not None:
+                raise interrupt

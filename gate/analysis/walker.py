@@ -592,6 +592,29 @@ def _opened_group(item: cst.WithItem) -> str | None:
     return None
 
 
+def _known_done(body: cst.CSTNode, node: cst.Await) -> bool:
+    """Is the await of a task or future (`await task`) in the body of an `if task.done():` of
+    the function? Awaiting a done future does not suspend."""
+    awaited = dotted_name(node.expression)
+    return awaited is not None and any(
+        isinstance(statement, cst.If)
+        and _tests_done(statement.test, awaited)
+        and any(below is node for below in descendants(statement.body))
+        for statement in descendants(body)
+    )
+
+
+def _tests_done(test: cst.BaseExpression, awaited: str) -> bool:
+    """Is the test `awaited.done()`?"""
+    return (
+        isinstance(test, cst.Call)
+        and not test.args
+        and isinstance(test.func, cst.Attribute)
+        and test.func.attr.value == "done"
+        and dotted_name(test.func.value) == awaited
+    )
+
+
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
     """Does the block end by raising, whatever happens inside it?"""
     for statement in statements(body):
@@ -1159,9 +1182,14 @@ class _RegionWalker:
         passed = passed_constants(call)
         return bool(passed) and self.quiet(awaited, passed)
 
+    def _awaits_done(self, node: cst.Await, call: cst.Call | None) -> bool:
+        return call is None and _known_done(self.function_body, node)
+
     def point_for(self, node: cst.Await, statement: cst.CSTNode) -> InterruptPoint | None:
         """The interrupt point of one await, None when awaiting it cannot suspend."""
         call = node.expression if isinstance(node.expression, cst.Call) else None
+        if self._awaits_done(node, call):
+            return None  # a task or future known to be done: awaiting it returns at once
         awaited = _awaited_name(call.func) if call is not None else None
         summary = self.callee(self.as_narrowed(node, awaited)) if awaited else None
         if summary is not None and self._never_suspends_as_called(summary, call, awaited):
