@@ -22,6 +22,13 @@ once unless that flag is set (`shutdown()` opening with `if not self._initialize
 cancel inside `initialize()` lands while the flag is still false, so `shutdown()` would do
 nothing there.
 
+Not cleanup either: a call handed only the caught error, or what the handler made of it
+(`self._signal_error(Wrapped.from_exception(e))`, `error = str(e)` then `report(error)`), which
+reports or translates the error, unless it is a release by name (`await
+ctx.__aexit__(type(e), e, e.__traceback__)` still exits the context); a logging call (also
+`self.log("error", ...)` and a method whose name starts with the word log); and, in a timeout
+handler, an attribute set to the caught error (`self._err = e`), which records what failed.
+
 ## Why is this bad?
 `asyncio.CancelledError` (and `trio.Cancelled`) is a `BaseException`. Code written as "acquire,
 try the work, on failure give the resource back and re-raise" gives nothing back when the work
