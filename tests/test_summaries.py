@@ -2676,3 +2676,59 @@ def test_a_call_that_passes_a_flag_that_skips_the_callees_waits_never_suspends(
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
     assert not {line for _, line in found} & {16, 17}, found
     assert ("GATE100", 22) in found
+
+
+BOUND_CONNECTION = """\
+from typing import TypeVar
+
+CT = TypeVar("CT", bound="Connection")
+
+
+class Connection:
+    async def close(self):
+        self._closed = True
+"""
+
+POOL_OF_BOUND = """\
+from .abc import CT
+
+
+class Pool:
+    async def close(self, conn: CT):
+        await conn.close()
+        self._process.kill()
+"""
+
+
+@pytest.mark.parametrize("bound", ['bound="Connection"', "bound=Connection", None])
+def test_a_type_variable_names_its_bound(in_tmp: Path, capsys, bound: str | None) -> None:
+    """Judged on real code (psycopg_pool's `conn: ACT`, `ACT = TypeVar("ACT",
+    bound="AsyncConnection[Any]")` in another module): a parameter annotated with a type
+    variable is of its bound's class, whose close never suspends, so no cancel lands before the
+    kill. A type variable without a bound names no class."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    declared = (
+        BOUND_CONNECTION.replace('bound="Connection"', bound)
+        if bound
+        else (BOUND_CONNECTION.replace(', bound="Connection"', ""))
+    )
+    write(in_tmp / "pkg" / "abc.py", declared)
+    write(in_tmp / "pkg" / "pool.py", POOL_OF_BOUND)
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "pkg")}
+    assert (("GATE100", 7) in found) is (bound is None)
+
+
+def test_a_type_variable_of_a_module_without_classes_names_its_bound(in_tmp: Path, capsys) -> None:
+    """The module declaring the type variable imports the bound's class and defines none (it
+    is summarised for its imports alone, as psycopg_pool's `abc.py` is)."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "pkg" / "__init__.py", "")
+    write(in_tmp / "pkg" / "conn.py", BOUND_CONNECTION.split("\n\n\n")[1])
+    declared = (
+        "from typing import TypeVar\n\nfrom .conn import Connection\n\n"
+        'CT = TypeVar("CT", bound="Connection")\n'
+    )
+    write(in_tmp / "pkg" / "abc.py", declared)
+    write(in_tmp / "pkg" / "pool.py", POOL_OF_BOUND)
+    assert _findings(capsys, "--no-cache", "pkg") == []

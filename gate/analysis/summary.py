@@ -757,15 +757,20 @@ class _ModuleWalk:
             elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.function(child, prefix, owner)
             elif isinstance(child, ast.ClassDef):
-                qualname = prefix + child.name
-                self.classes[qualname] = tuple(b for b in map(_base_name, child.bases) if b)
-                if _is_interface(child):
-                    self.interfaces.add(qualname)
-                for name, annotated in _annotated_fields(child):
-                    self.types[(qualname, name)] = annotated
-                self.walk(child, f"{qualname}.", qualname)
+                self.class_def(child, prefix)
             elif type(child) in HOLDS_STATEMENTS:
                 self.walk(child, prefix, owner)
+            elif not prefix and (bound := _typevar_bound(child)):
+                self.types[(bound[0], BOUND)] = bound[1]
+
+    def class_def(self, node: ast.ClassDef, prefix: str) -> None:
+        qualname = prefix + node.name
+        self.classes[qualname] = tuple(b for b in map(_base_name, node.bases) if b)
+        if _is_interface(node):
+            self.interfaces.add(qualname)
+        for name, annotated in _annotated_fields(node):
+            self.types[(qualname, name)] = annotated
+        self.walk(node, f"{qualname}.", qualname)
 
     def imported(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -903,6 +908,29 @@ def _is_property(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 # The name under which a function's recorded types keep the class it returns (no identifier
 # can clash with it): what a name made by calling the function holds
 RETURNED = "<return>"
+# What the types of a module keep for a type variable with a bound (`ACT = TypeVar("ACT",
+# bound="AsyncConnection[Any]")`), under its name: a value annotated with it is of that class
+BOUND = "<bound>"
+
+
+def _named_further(home: ModuleSummary, qualname: str) -> bool:
+    """Does the module name a class under `qualname` elsewhere: a type variable with a bound,
+    or a name it imports (a package's re-export)?"""
+    return (qualname, BOUND) in home.types or qualname.split(".")[0] in home.imports
+
+
+def _typevar_bound(statement: ast.stmt) -> tuple[str, str] | None:
+    """(type variable, the class its bound names) for `T = TypeVar("T", bound=Cls)`."""
+    if type(statement) is not ast.Assign or len(statement.targets) != 1:
+        return None
+    target, value = statement.targets[0], statement.value
+    if type(target) is not ast.Name or type(value) is not ast.Call:
+        return None
+    if _final(value.func) != "TypeVar":
+        return None
+    bound = next((k.value for k in value.keywords if k.arg == "bound"), None)
+    named = _annotated_class(bound)
+    return (target.id, named) if named and named != target.id else None
 
 
 def _returned_class(
@@ -1708,8 +1736,10 @@ def summarise_imports(tree: ast.Module, relative: str, vocabulary: Vocabulary) -
                 walk.imported(child)
             elif type(child) in HOLDS_STATEMENTS:  # `if TYPE_CHECKING:`, `try:` around imports
                 pending.append(child)
+            elif bound := _typevar_bound(child):
+                walk.types[(bound[0], BOUND)] = bound[1]
     return ModuleSummary(
-        module, {}, {}, frozenset(), walk.imports, {}, (), frozenset(), frozenset()
+        module, {}, {}, frozenset(), walk.imports, walk.types, (), frozenset(), frozenset()
     )
 
 
@@ -3219,16 +3249,20 @@ class ProjectIndex:
     ) -> tuple[ModuleSummary, str] | None:
         """Where a class named in `module` is defined: (its module, its qualname), following
         the re-exports of a package's `__init__.py` (`from .agent_controller import
-        AgentController`) one at a time."""
+        AgentController`) one at a time, and a type variable to its bound (`ACT =
+        TypeVar("ACT", bound="AsyncConnection[Any]")`)."""
         if name in module.classes:
             return module, name
+        bound = module.types.get((name, BOUND))
+        if bound is not None and depth < 3:  # a type variable: its bound's class
+            return self._class(module, bound, depth + 1)
         imported = self._imported(module, name)
         if imported is None:
             return None
         home, qualname = imported
         if qualname in home.classes:
             return imported
-        if depth < 3 and home is not module and qualname.split(".")[0] in home.imports:
+        if depth < 3 and home is not module and _named_further(home, qualname):
             return self._class(home, qualname, depth + 1)
         return None
 
