@@ -18,10 +18,10 @@ from gate.analysis.walker import (
     _unconditional_raise,
     collect,
     dotted_name,
+    ends_with,
     final_name,
     handler_catches_cancellation,
     is_shield_scope,
-    statements,
 )
 
 if TYPE_CHECKING:
@@ -111,19 +111,10 @@ def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
     if release.statement is not None and point.statement is release.statement:
         return False
     if not set(point.within) <= set(release.within):
-        return False  # a pass through the await leaves the function in an arm the release is not in
+        return False  # the await is in a block the cancel does not leave, and the release is not
     # a loop that acquires again only after this pass's release leaks nothing in its next pass
     reacquires = set(acquired.loops) - set(release.loops)
     return point.order > acquired.order or bool(set(point.loops) & reacquires)
-
-
-def _leaves(block: cst.BaseSuite) -> bool:
-    """Does the block end with a `return` or a `raise` (each pass through it leaves)?"""
-    listed = statements(block)
-    last = listed[-1] if listed else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(
-        last.body[-1], cst.Return | cst.Raise
-    )
 
 
 def _keeps_the_cancel(handler: cst.ExceptHandler) -> bool:
@@ -325,7 +316,7 @@ class _Flow:
     def visit_If(self, node: cst.If) -> None:
         else_block = node.orelse.body if isinstance(node.orelse, cst.Else) else None
         for block in (node.body, else_block):
-            if block is not None and _leaves(block):
+            if block is not None and ends_with(block, (cst.Return, cst.Raise)):  # each pass leaves
                 self.keeping.add(id(block))
 
     def visit_Try(self, node: cst.Try) -> None:

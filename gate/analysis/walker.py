@@ -554,12 +554,13 @@ def _raises_if_cancelling(statement: cst.If) -> bool:
     )
 
 
-def _ends_in_return(body: cst.BaseSuite) -> bool:
-    """Does the block's last statement return (`return`, `return value`)?"""
+def ends_with(body: cst.BaseSuite, kinds: type | tuple[type, ...]) -> bool:
+    """Does the block's last statement end with one of these (`cst.Return`: `return`,
+    `return value`)?"""
     listed = statements(body)
     last = listed[-1] if listed else None
     return isinstance(last, cst.SimpleStatementLine | cst.SimpleStatementSuite) and isinstance(
-        last.body[-1], cst.Return
+        last.body[-1], kinds
     )
 
 
@@ -592,27 +593,31 @@ def _opened_group(item: cst.WithItem) -> str | None:
     return None
 
 
-def _known_done(body: cst.CSTNode, node: cst.Await) -> bool:
-    """Is the await of a task or future (`await task`) in the body of an `if task.done():` of
-    the function? Awaiting a done future does not suspend."""
-    awaited = dotted_name(node.expression)
-    return awaited is not None and any(
-        isinstance(statement, cst.If)
-        and _tests_done(statement.test, awaited)
-        and any(below is node for below in descendants(statement.body))
-        for statement in descendants(body)
-    )
+def known_done_awaits(body: cst.CSTNode) -> set[int]:
+    """The awaits (by id) of a task or future (`await task`) in the body of an `if
+    task.done():` of the function: awaiting a done future does not suspend."""
+    found: set[int] = set()
+    for statement in descendants(body):
+        asked = _asked_done(statement.test) if isinstance(statement, cst.If) else None
+        if asked is not None:
+            found |= {
+                id(node)
+                for node in descendants(statement.body)
+                if isinstance(node, cst.Await) and dotted_name(node.expression) == asked
+            }
+    return found
 
 
-def _tests_done(test: cst.BaseExpression, awaited: str) -> bool:
-    """Is the test `awaited.done()`?"""
-    return (
+def _asked_done(test: cst.BaseExpression) -> str | None:
+    """The task or future a test `task.done()` asks about."""
+    if (
         isinstance(test, cst.Call)
         and not test.args
         and isinstance(test.func, cst.Attribute)
         and test.func.attr.value == "done"
-        and dotted_name(test.func.value) == awaited
-    )
+    ):
+        return dotted_name(test.func.value)
+    return None
 
 
 def _unconditional_raise(body: cst.BaseSuite) -> bool:
@@ -1043,7 +1048,7 @@ class _RegionWalker:
         self.branches.append(branch)
         if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler):
             block = block.body
-        if isinstance(block, cst.BaseSuite) and _ends_in_return(block):  # an `elif` is an If
+        if isinstance(block, cst.BaseSuite) and ends_with(block, cst.Return):  # an `elif` is an If
             self.returning.append(branch)
 
     def leave_branch(self) -> None:
@@ -1182,8 +1187,14 @@ class _RegionWalker:
         passed = passed_constants(call)
         return bool(passed) and self.quiet(awaited, passed)
 
+    @functools.cached_property
+    def done_awaits(self) -> set[int]:
+        """Read only for an await of no call: the region's function's awaits of a task known
+        to be done (known_done_awaits)."""
+        return known_done_awaits(self.function_body)
+
     def _awaits_done(self, node: cst.Await, call: cst.Call | None) -> bool:
-        return call is None and _known_done(self.function_body, node)
+        return call is None and id(node) in self.done_awaits
 
     def point_for(self, node: cst.Await, statement: cst.CSTNode) -> InterruptPoint | None:
         """The interrupt point of one await, None when awaiting it cannot suspend."""
