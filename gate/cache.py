@@ -161,6 +161,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         completes,
         cut_safe_if_held,
         awaits_when,
+        cut_loses,
+        cut_best_effort,
     ) = row
     return FunctionSummary(
         suspends,
@@ -180,6 +182,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         completes,
         None if cut_safe_if_held is None else tuple(cut_safe_if_held),
         tuple((name, tuple(map(tuple, when))) for name, when in awaits_when),
+        None if cut_loses is None else tuple(map(tuple, cut_loses)),
+        cut_best_effort,
     )
 
 

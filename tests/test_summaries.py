@@ -962,6 +962,63 @@ def test_a_local_taken_from_an_attribute_holds_what_the_attribute_holds(
     assert ("GATE100", 21, "error") in found
 
 
+CUT_COSTS = """\
+class Server:
+    async def stop(self):
+        try:
+            for connection in list(self._connections):
+                await connection.close()
+            self._listener.close()
+            await self._listener.wait_closed()
+        finally:
+            self._socket_path.unlink(missing_ok=True)
+
+
+class Runner:
+    async def stop(self):
+        try:
+            await self._channel.close()
+            self._sandbox.kill()
+        finally:
+            self._socket_path.unlink(missing_ok=True)
+
+
+class Exporter:
+    async def stop(self):
+        await self._channel.close()
+        self._socket_path.unlink(missing_ok=True)
+
+
+async def serve(server: Server, runner: Runner, exporter: Exporter):
+    try:
+        await server.serve()
+    finally:
+        await server.stop()
+    try:
+        await runner.serve()
+    finally:
+        await runner.stop()
+    try:
+        await exporter.serve()
+    finally:
+        await exporter.stop()
+"""
+
+
+def test_a_callee_whose_cut_loses_only_in_process_closes_is_cut_best_effort(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "server.py", CUT_COSTS)
+    found = _findings(capsys, "server.py")
+    # a cut of Server.stop() leaves in-process connections open: its file goes in `finally:`
+    assert ("GATE101", 31, "warning") in found
+    # a cut of Runner.stop() can skip killing the sandbox
+    assert ("GATE101", 35, "error") in found
+    # a cut of Exporter.stop() can skip removing the file
+    assert ("GATE101", 39, "error") in found
+
+
 SERVE_FOREVER = """\
 import asyncio
 

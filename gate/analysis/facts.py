@@ -201,6 +201,9 @@ class CriticalStep:
     # Exception: pass`, a debug log) or a `with suppress(Exception):` holds: losing it to a
     # failure is accepted, so losing it to a cancel is best effort
     failure_ignored: bool = False
+    # what cutting the step short costs, when it costs less than skipping it: the project's
+    # callee loses only best-effort work to a cut (its other steps run on the interrupt's path)
+    cut_consequence: Consequence | None = None
 
     @property
     def called_name(self) -> str:

@@ -31,6 +31,7 @@ from gate.analysis.vocabulary import (
     THREAD_WRAPPERS,
     Vocabulary,
     documents_best_effort,
+    keeps_or_destroys,
     name_words,
     only_waits,
 )
@@ -108,6 +109,14 @@ class FunctionSummary:
     # `if`s require; empty when none depends on a parameter. A call that passes the parameter
     # as a constant skips the suspensions it rules out (`disconnect(nowait=True)`).
     awaits_when: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
+    # when it is not cut-safe: what an interrupt inside it can lose, the steps a cut skips or
+    # stops and the exposed awaits that do work, each as (the dotted name, whether its name
+    # says it is best effort, whether it names nothing outside the process and neither keeps
+    # nor destroys anything); None when one of those has no name
+    cut_loses: tuple[tuple[str, bool, bool], ...] | None = None
+    # set when the project looks it up: everything a cut can lose is best effort, by its name,
+    # as an in-process step of a teardown method, or (a project function) by what it does
+    cut_best_effort: bool = False
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
@@ -249,6 +258,11 @@ class _Walk:
     after_exposed: bool = False  # a statement runs after an unguarded suspension
     exposed_in: list[tuple[int, ...]] = field(default_factory=list)
     cut: bool = False  # a step came after an exposed suspension, off the interrupt's path
+    # the indices in own_steps of the steps that came after an exposed suspension, off the
+    # interrupt's path
+    cut_steps: list[int] = field(default_factory=list)
+    # per own step: it names nothing outside the process and neither keeps nor destroys
+    in_process: list[bool] = field(default_factory=list)
     steps: int = 0
     tries: list[int] = field(default_factory=list)
     # a step came after an exposed suspension of an earlier statement (its own await is its
@@ -309,6 +323,7 @@ class _Walk:
         if not survives and not context.shielded:
             self.cut = True
             self.cut_later = self.cut_later or self.exposed_earlier
+            self.cut_steps.append(len(self.own_steps))
 
     def expression(self, node: ast.AST, context: _Context) -> None:
         """Suspensions and steps inside one statement's expressions, in evaluation order."""
@@ -335,6 +350,7 @@ class _Walk:
             taken = self._step_of(call)
             self.step(context, best_effort=taken[1])
             self.own_steps.append(taken)
+            self.in_process.append(self._in_process(call, taken[0]))
 
     def _is_step(self, call: ast.Call) -> bool:
         # `consequence(name, receiver)` is None exactly when `matched(name)` is
@@ -351,6 +367,14 @@ class _Walk:
         receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
         cost = self.vocabulary.consequence(name, receiver)
         return dotted(call.func) or name, cost is Consequence.BEST_EFFORT
+
+    def _in_process(self, call: ast.Call, label: str) -> bool:
+        """Does the step name nothing outside the process, by its call or what it passes, and
+        neither keep data nor destroy something by its name (as a teardown method's steps are
+        judged: `self._server.close()` is, `self._sandbox.kill()` and `self._save()` are not)?"""
+        passed = "_".join(filter(None, (dotted(argument) for argument in call.args)))
+        external = self.vocabulary.external
+        return not (external(label) or external(passed) or keeps_or_destroys(_final(call.func)))
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
@@ -604,10 +628,34 @@ def _summarised(
         own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
         params=_parameters(function.args),
         **_flags(function),
-        cut_safe_if_held=None if cut_safe else _cut_safe_if_held(function, walk),
         awaits_when=_awaits_when(walk),
+        **({} if cut_safe else _when_cut(function, walk)),
     )
     return summary, walk.awaited
+
+
+def _when_cut(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, walk: _Walk
+) -> dict[str, tuple[str, ...] | tuple[tuple[str, bool, bool], ...] | None]:
+    """What a summary says of a function an interrupt can cut: the calls without which it
+    would not be, and what the cut can lose."""
+    return {"cut_safe_if_held": _cut_safe_if_held(function, walk), "cut_loses": _cut_loses(walk)}
+
+
+def _cut_loses(walk: _Walk) -> tuple[tuple[str, bool], ...] | None:
+    """What an interrupt inside the function can lose: its steps that a cut skips or stops,
+    then its exposed awaits that do work and are no step of its own, by dotted name (None when
+    one has no name: what it loses cannot be judged)."""
+    lost = [
+        (*walk.own_steps[i], walk.in_process[i]) for i in walk.cut_steps if i < len(walk.own_steps)
+    ]
+    stepped = {name for name, _ in walk.own_steps}
+    for name in walk.working:
+        if name is None:
+            return None
+        if name not in stepped:
+            lost.append((name, False, False))
+    return tuple(lost) if lost and all(name for name, _, _ in lost) else None
 
 
 def _awaits_when(walk: _Walk) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
@@ -2178,6 +2226,7 @@ def _merged(found: list[FunctionSummary]) -> FunctionSummary:
         steps_cut=not _each("steps_cut", acting, negated=True),
         best_effort=_each("best_effort", acting),
         steps_best_effort=_each("steps_best_effort", acting),
+        cut_best_effort=_each("cut_best_effort", [s for s in acting if not s.cut_safe]),
     )
 
 
@@ -2271,6 +2320,7 @@ class ProjectIndex:
         self._never: dict[int, bool] = {}
         # whether every step a summary's function takes is best effort, by id(summary)
         self._best_effort: dict[int, bool] = {}
+        self._cut_best_effort: dict[int, bool] = {}
         # whether every call a summary's function awaits holds the interrupt, or is shielded, by
         # (id(summary), the question)
         self._through: dict[tuple[int, Callable[[FunctionSummary], bool]], bool] = {}
@@ -2759,6 +2809,8 @@ class ProjectIndex:
         changes: dict[str, object] = {}
         if summary.own_steps and self._only_best_effort(home, summary):
             changes["steps_best_effort"] = True
+        if summary.cut_loses and self._cut_only_best_effort(home, summary):
+            changes["cut_best_effort"] = True
         if summary.suspends and self._never_suspends_at_all(home, summary):
             changes.update(suspends=False, shielded=False, cut_safe=True)
         else:
@@ -2860,6 +2912,27 @@ class ProjectIndex:
                 known = False
                 break
         self._best_effort[id(summary)] = known
+        return known
+
+    def _cut_only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
+        """Is all that a cut of the function can lose best effort: each step it skips or stops
+        and each exposed await that does work, by its name or as a project function that only
+        takes best-effort steps? Cutting it then costs no more than they do."""
+        known = self._cut_best_effort.get(id(summary))
+        if known is not None:
+            return known
+        self._cut_best_effort[id(summary)] = False  # while it is being decided
+        located = self._qualname_of(home, summary)
+        teardown = (
+            located is not None
+            and bool(located[1])
+            and named_teardown(located[0].rpartition(".")[2], self.config)
+        )
+        known = located is not None and all(
+            by_name or (teardown and in_process) or self._call_best_effort(home, located, call)
+            for call, by_name, in_process in summary.cut_loses or ()
+        )
+        self._cut_best_effort[id(summary)] = known
         return known
 
     def _call_best_effort(self, home: ModuleSummary, located: tuple[str, str], call: str) -> bool:

@@ -1428,14 +1428,7 @@ class _RegionWalker:
     ) -> Region:
         """The region's facts, each interrupt point marked guarded/shielded."""
         resolved = {id(point): self._resolve(point) for point in self.points}
-        steps = tuple(
-            dataclasses.replace(
-                step,
-                points=tuple(resolved[id(p)] for p in step.points),
-                consequence=self._tier(kind, step),
-            )
-            for step in self.steps
-        )
+        steps = tuple(self._tiered(kind, step, resolved) for step in self.steps)
         return Region(
             kind=kind,
             function=function,
@@ -1447,6 +1440,31 @@ class _RegionWalker:
             entered_by_cancel=entered_by_cancel,
             entered_by_interrupt=entered_by_cancel or kind is RegionKind.CANCEL_HANDLER,
             body=body,
+        )
+
+    def _tiered(
+        self, kind: RegionKind, step: CriticalStep, resolved: dict[int, InterruptPoint]
+    ) -> CriticalStep:
+        tier = self._tier(kind, step)
+        return dataclasses.replace(
+            step,
+            points=tuple(resolved[id(p)] for p in step.points),
+            consequence=tier,
+            cut_consequence=Consequence.BEST_EFFORT
+            if tier is Consequence.LOSES_WORK and self._cut_best_effort(step)
+            else None,
+        )
+
+    def _cut_best_effort(self, step: CriticalStep) -> bool:
+        """Is the step an await of a project function a cut of which loses only best-effort
+        work (`await server.stop()` whose file removals sit in its `finally:`,
+        ahead of which only in-process connections are closed)?"""
+        called = step.label.removesuffix("()")
+        return bool(step.points) and all(
+            point.awaited_call == called
+            and (summary := self.callee(called)) is not None
+            and summary.cut_best_effort
+            for point in step.points
         )
 
     def _tier(self, kind: RegionKind, step: CriticalStep) -> Consequence:

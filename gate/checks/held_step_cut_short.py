@@ -159,7 +159,7 @@ def _finding(
         f"{region.function}\x1f{step.text}",
         related=related,
         detail=region.teardown_detail(interrupts, locate),
-        severity=analysis.severity([step.consequence], region),
+        severity=analysis.severity([step.cut_consequence or step.consequence], region),
     )
 
 

@@ -102,6 +102,10 @@ run time and there is no fix: make the step idempotent, or under trio/anyio shie
 ## Severity
 {teardown-severity}
 
+A cut costs what the awaited project function can lose to it: when everything a cancel inside
+it can skip or stop is best effort (in-process closes of a teardown method, say, while its file
+removals run in its `finally:`), the cut is a warning, whatever skipping the whole call costs.
+
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
 - The critical-step options of skippable-teardown-step.
@@ -213,7 +217,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                 detail=region.teardown_detail(interrupts, locate),
                 severity=Severity.WARNING
                 if step.uses_asyncio_shield
-                else analysis.severity([step.consequence], region),
+                else analysis.severity([step.cut_consequence or step.consequence], region),
             )
 
 
