@@ -128,7 +128,10 @@ itself. A warning when:
   receiver holds (`self._sites: list[Site] = []`, `self._starting = set()`): bookkeeping,
   a step of a teardown method (`close`, `stop`, ...) that names nothing outside the process and
   neither keeps data nor destroys something by its name (`self._save_state()` and `self.kill()`
-  stay errors), or an await of a project function whose own steps are all of that kind;
+  stay errors), or an await of a project function whose own steps are all of that kind (a
+  teardown method's in-process steps among them); an await cut short is a warning, too, when
+  what the cut can lose of the project function it runs is all of that kind (its other steps
+  run in its `finally:`);
 - the file is test or example code (`tool.gate.teardown.test-paths`);
 - on asyncio, the region is entered only by the cancel itself (a cancellation handler, the
   `finally:` of a serve-forever loop, a hook that aiohttp's `run_app` runs after cancelling its

@@ -1019,6 +1019,61 @@ def test_a_callee_whose_cut_loses_only_in_process_closes_is_cut_best_effort(
     assert ("GATE101", 39, "error") in found
 
 
+SKIP_COSTS = """\
+class Bot:
+    async def shutdown(self):
+        await self._request.shutdown()
+        self._poller.stop()
+
+
+class Server:
+    async def shutdown(self):
+        await self._exit_stack.aclose()
+        self._transport.close()
+
+
+class Worker:
+    async def shutdown(self):
+        await self._request.shutdown()
+        self._remove_temp()
+
+    def _remove_temp(self):
+        shutil.rmtree(self._temp)
+
+
+async def serve(bot: Bot, server: Server, worker: Worker):
+    try:
+        await bot.send()
+    except Exception:
+        await bot.shutdown()
+        raise
+    try:
+        await server.send()
+    except Exception:
+        await server.shutdown()
+        raise
+    try:
+        await worker.send()
+    except Exception:
+        await worker.shutdown()
+        raise
+"""
+
+
+def test_skipping_a_teardown_method_of_in_process_closes_is_best_effort(
+    in_tmp: Path, capsys
+) -> None:
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "bot.py", SKIP_COSTS)
+    found = _findings(capsys, "bot.py")
+    # Bot.shutdown() only stops in-process objects, as its own findings judge them
+    assert ("GATE105", 26, "warning") in found
+    # Server.shutdown() closes an exit stack, which closes whatever was entered on it
+    assert ("GATE105", 31, "error") in found
+    # Worker.shutdown()'s _remove_temp() is judged by its body: it removes a directory
+    assert ("GATE105", 36, "error") in found
+
+
 SERVE_FOREVER = """\
 import asyncio
 

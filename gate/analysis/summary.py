@@ -33,6 +33,7 @@ from gate.analysis.vocabulary import (
     documents_best_effort,
     keeps_or_destroys,
     name_words,
+    names_exit_stack,
     only_waits,
 )
 from gate.astwalk import (
@@ -84,6 +85,9 @@ class FunctionSummary:
     # its own steps, in source order: (the dotted name called, whether its name says it is
     # best effort); a `# gate: critical` line in its body is a step of no name
     own_steps: tuple[tuple[str, bool], ...] = ()
+    # per own step: it names nothing outside the process and neither keeps nor destroys
+    # anything, which makes it best effort in a teardown method
+    steps_in_process: tuple[bool, ...] = ()
     # set when the project looks it up: it takes steps, and every one is best effort, by its
     # name or (a project function) by what it does in turn
     steps_best_effort: bool = False
@@ -371,10 +375,17 @@ class _Walk:
     def _in_process(self, call: ast.Call, label: str) -> bool:
         """Does the step name nothing outside the process, by its call or what it passes, and
         neither keep data nor destroy something by its name (as a teardown method's steps are
-        judged: `self._server.close()` is, `self._sandbox.kill()` and `self._save()` are not)?"""
+        judged: `self._server.close()` is; `self._sandbox.kill()` and
+        `self._exit_stack.aclose()` are not)? A call of the function's own object or module
+        (`self._remove_temp()`) is not either: it is the project's, judged by its body."""
         passed = "_".join(filter(None, (dotted(argument) for argument in call.args)))
+        receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        if not isinstance(call.func, ast.Attribute) or receiver in ("self", "cls"):
+            return False  # the project's own code, judged by its body where it is summarised
+        if names_exit_stack(receiver) or keeps_or_destroys(_final(call.func)):
+            return False  # an exit stack closes whatever was entered on it
         external = self.vocabulary.external
-        return not (external(label) or external(passed) or keeps_or_destroys(_final(call.func)))
+        return not (external(label) or external(passed))
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:
@@ -625,13 +636,23 @@ def _summarised(
         best_effort=documents_best_effort(ast.get_docstring(function)),
         awaits=_awaited_calls(walk),
         unheld=None if None in walk.unheld else tuple(sorted(set(walk.unheld))),  # type: ignore[arg-type]
-        own_steps=tuple(walk.own_steps) + ((("", False),) if marked else ()),
+        **_own_steps(walk, marked),
         params=_parameters(function.args),
         **_flags(function),
         awaits_when=_awaits_when(walk),
         **({} if cut_safe else _when_cut(function, walk)),
     )
     return summary, walk.awaited
+
+
+def _own_steps(walk: _Walk, marked: bool) -> dict[str, tuple[object, ...]]:
+    """The function's own steps and whether each is in-process; a line marked `# gate:
+    critical` is one more, of no name and not in-process."""
+    extra = 1 if marked else 0
+    return {
+        "own_steps": (*walk.own_steps, *(("", False),) * extra),
+        "steps_in_process": (*walk.in_process, *(False,) * extra),
+    }
 
 
 def _when_cut(
@@ -2898,17 +2919,20 @@ class ProjectIndex:
 
     def _only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Does the function take steps, each best effort by its name (`self._task.cancel()`,
-        `self._client.close()`) or a call of a project function that only takes such steps in
-        turn? Skipping it then costs no more than they do. A function whose calls lead back
-        into themselves is not (the answer does not depend on which one is asked first)."""
+        `self._client.close()`), a call of a project function that only takes such steps in
+        turn, or in a teardown method a step that names nothing outside the process? Skipping
+        it then costs no more than they do. A function whose calls lead back into themselves
+        is not (the answer does not depend on which one is asked first)."""
         known = self._best_effort.get(id(summary))
         if known is not None:
             return known
         self._best_effort[id(summary)] = False  # while it is being decided
         located = self._qualname_of(home, summary)
         known = bool(summary.own_steps) and located is not None
-        for call, by_name in summary.own_steps if known else ():
-            if not by_name and not self._call_best_effort(home, located, call):  # type: ignore[arg-type]
+        teardown = known and self._teardown_method(located)  # type: ignore[arg-type]
+        steps = summary.own_steps if known else ()
+        for (call, by_name), alone in zip(steps, summary.steps_in_process, strict=True):
+            if not (by_name or self._call_best_effort(home, located, call, teardown and alone)):  # type: ignore[arg-type]
                 known = False
                 break
         self._best_effort[id(summary)] = known
@@ -2923,25 +2947,32 @@ class ProjectIndex:
             return known
         self._cut_best_effort[id(summary)] = False  # while it is being decided
         located = self._qualname_of(home, summary)
-        teardown = (
-            located is not None
-            and bool(located[1])
-            and named_teardown(located[0].rpartition(".")[2], self.config)
-        )
+        teardown = located is not None and self._teardown_method(located)
         known = located is not None and all(
-            by_name or (teardown and in_process) or self._call_best_effort(home, located, call)
+            by_name or self._call_best_effort(home, located, call, teardown and in_process)  # type: ignore[arg-type]
             for call, by_name, in_process in summary.cut_loses or ()
         )
         self._cut_best_effort[id(summary)] = known
         return known
 
-    def _call_best_effort(self, home: ModuleSummary, located: tuple[str, str], call: str) -> bool:
+    def _teardown_method(self, located: tuple[str, str]) -> bool:
+        """Is the function, by its (qualname, class), a teardown method (`close`, `stop`)?"""
+        qualname, owner = located
+        return bool(owner) and named_teardown(qualname.rpartition(".")[2], self.config)
+
+    def _call_best_effort(
+        self, home: ModuleSummary, located: tuple[str, str], call: str, in_process: bool = False
+    ) -> bool:
         """Does a call a function makes run only best-effort steps in the project: a project
         function that only takes such steps, or a private method whose every implementation
-        does (or does nothing)?"""
+        does (or does nothing)? `in_process`: the call is an in-process step of a teardown
+        method, best effort unless it runs a project function, which is judged by its body
+        rather than its name (`self._remove_temp()` removes a directory on disk)."""
         found = self._function(home, *located, call)
         if found is not None:
             return self._only_best_effort(*found)
+        if in_process:
+            return True
         merged = self._private_by_name(call)
         return merged is not None and (merged.steps_best_effort or not merged.suspends)
 

@@ -102,10 +102,6 @@ run time and there is no fix: make the step idempotent, or under trio/anyio shie
 ## Severity
 {teardown-severity}
 
-A cut costs what the awaited project function can lose to it: when everything a cancel inside
-it can skip or stop is best effort (in-process closes of a teardown method, say, while its file
-removals run in its `finally:`), the cut is a warning, whatever skipping the whole call costs.
-
 ## Options
 - `tool.gate.teardown.shield-helpers`: helpers that run their argument to completion guard it.
 - The critical-step options of skippable-teardown-step.
