@@ -663,20 +663,18 @@ def _when_cut(
     return {"cut_safe_if_held": _cut_safe_if_held(function, walk), "cut_loses": _cut_loses(walk)}
 
 
-def _cut_loses(walk: _Walk) -> tuple[tuple[str, bool], ...] | None:
+def _cut_loses(walk: _Walk) -> tuple[tuple[str, bool, bool], ...] | None:
     """What an interrupt inside the function can lose: its steps that a cut skips or stops,
     then its exposed awaits that do work and are no step of its own, by dotted name (None when
     one has no name: what it loses cannot be judged)."""
-    lost = [
-        (*walk.own_steps[i], walk.in_process[i]) for i in walk.cut_steps if i < len(walk.own_steps)
-    ]
+    lost = [(*walk.own_steps[i], walk.in_process[i]) for i in walk.cut_steps]
     stepped = {name for name, _ in walk.own_steps}
     for name in walk.working:
         if name is None:
             return None
         if name not in stepped:
             lost.append((name, False, False))
-    return tuple(lost) if lost and all(name for name, _, _ in lost) else None
+    return tuple(lost) or None
 
 
 def _awaits_when(walk: _Walk) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
