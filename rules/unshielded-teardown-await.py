@@ -372,3 +372,19 @@ class RequestStreams:
             await self._drop_streams(request_id)
         # ok: skippable-teardown-step
         self._server_process.kill()
+
+    # A function local to a method sees the method's `self`: its `self._drop_streams()` is the
+    # class's helper, which never suspends (mcp's standalone SSE writer, a task the GET handler
+    # starts)
+    async def serve_events(self, events, task_group):
+        async def writer():
+            try:
+                async for event in events:
+                    await self._send(event)
+            finally:
+                # ok: unshielded-teardown-await
+                await self._drop_streams("GET")
+                # ok: skippable-teardown-step
+                self._server_process.kill()
+
+        task_group.start_soon(writer)

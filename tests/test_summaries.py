@@ -2844,3 +2844,37 @@ def test_a_type_variable_of_a_module_without_classes_names_its_bound(in_tmp: Pat
     write(in_tmp / "pkg" / "abc.py", declared)
     write(in_tmp / "pkg" / "pool.py", POOL_OF_BOUND)
     assert _findings(capsys, "--no-cache", "pkg") == []
+
+
+CLOSURE_OF_A_METHOD = """\
+import asyncio
+
+
+class Transport:
+    async def _drop(self):
+        self._streams.clear()
+
+    async def serve(self, events, tasks):
+        async def writer({own}):
+            try:
+                await events.get()
+            finally:
+                await self._drop()
+                self._process.kill()
+
+        tasks.append(asyncio.ensure_future(writer({passed})))
+"""
+
+
+@pytest.mark.parametrize(("own", "passed", "skippable"), [("", "", False), ("self", "0", True)])
+def test_a_local_function_sees_its_methods_self_unless_it_binds_its_own(
+    in_tmp: Path, capsys, own: str, passed: str, skippable: bool
+) -> None:
+    """Judged on real code (mcp's standalone SSE writer, local to a method): `self._drop()` in a
+    function local to a method runs the class's `_drop`, which never suspends, so nothing skips
+    the kill. A local function with a `self` parameter of its own is passed something else,
+    which gate does not know."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "mod.py", CLOSURE_OF_A_METHOD.format(own=own, passed=passed))
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "mod.py")}
+    assert (("GATE100", 14) in found) is skippable

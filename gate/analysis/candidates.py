@@ -7,7 +7,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
 from gate.analysis.vocabulary import Vocabulary
@@ -50,6 +50,14 @@ class FunctionSpan:
     # it enters a context manager by hand (`await self._portal.__aenter__()`): nothing exits
     # it when a later await of the function is interrupted, unless the function does
     enters_by_hand: bool = False
+    # a function local to a method that takes no `self` of its own sees the method's: the
+    # class whose methods its `self.x()` calls run (`async def writer(): await self.close()`)
+    closure_of: str | None = None
+
+    @property
+    def self_class(self) -> str:
+        """The class whose methods `self.x()` runs in the function ("" outside any class)."""
+        return self.class_qualname or self.closure_of or ""
 
     @property
     def hands_on_teardown(self) -> bool:
@@ -242,22 +250,32 @@ def index_functions(
     spans: list[FunctionSpan] = []
     libraries: set[str] = set()
 
-    def walk(node: ast.AST, prefix: str, owner: str | None) -> None:
+    def walk(node: ast.AST, prefix: str, owner: str | None, closure_of: str | None) -> None:
         for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 span = _span(child, prefix + child.name, owner, registered, bridges, enters)
+                seen = owner or (closure_of if not _takes_self(child) else None)
+                if owner is None and seen:
+                    span = replace(span, closure_of=seen)
                 spans.append(span)
-                walk(child, f"{span.qualname}.<locals>.", None)
+                walk(child, f"{span.qualname}.<locals>.", None, seen)
             elif isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
-                walk(child, f"{qualname}.", qualname)
+                walk(child, f"{qualname}.", qualname, None)
             elif isinstance(child, ast.Import | ast.ImportFrom):
                 libraries.update(_imported(child))
             elif type(child) in HOLDS_STATEMENTS:
-                walk(child, prefix, owner)
+                walk(child, prefix, owner, closure_of)
 
-    walk(tree, "", None)
+    walk(tree, "", None, None)
     return spans, bool(libraries & LEVEL_TRIGGERED_LIBRARIES)
+
+
+def _takes_self(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function bind `self` or `cls` itself (a parameter of that name)?"""
+    arguments = function.args
+    listed = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return any(argument.arg in ("self", "cls") for argument in listed)
 
 
 def _span(

@@ -114,10 +114,7 @@ def _exempt(
     if isinstance(callback, cst.Name) or label.startswith(("self.", "cls.")):
         return True
     project = analyser.project
-    return (
-        project is not None
-        and project.callee(span.qualname, span.class_qualname or "", label) is not None
-    )
+    return project is not None and project.callee(span.qualname, span.self_class, label) is not None
 
 
 def _await_after(body: cst.BaseSuite, push: cst.Call) -> cst.CSTNode | None:

@@ -91,9 +91,7 @@ def _holds_exit_stack(analyser: Analyser, span: FunctionSpan, label: str) -> boo
     """Does the project record that the manager (`self._stack`) holds an (Async)ExitStack,
     from what was assigned to it (`self._stack = AsyncExitStack()`)?"""
     project = analyser.project
-    return project is not None and project.exit_stack(
-        span.qualname, span.class_qualname or "", label
-    )
+    return project is not None and project.exit_stack(span.qualname, span.self_class, label)
 
 
 def _fact(

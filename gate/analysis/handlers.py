@@ -524,20 +524,20 @@ class _NarrowHandlers:
     def _container(self, receiver: str) -> bool:
         project = self.analyser.project
         return project is not None and project.container(
-            self.span.qualname, self.span.class_qualname or "", receiver
+            self.span.qualname, self.span.self_class, receiver
         )
 
     def _exit_stack(self, receiver: str) -> bool:
         project = self.analyser.project
         return project is not None and project.exit_stack(
-            self.span.qualname, self.span.class_qualname or "", receiver
+            self.span.qualname, self.span.self_class, receiver
         )
 
     def _callee(self, awaited: str | None) -> FunctionSummary | None:
         project = self.analyser.project
         if project is None or not awaited:
             return None
-        return project.callee(self.span.qualname, self.span.class_qualname or "", awaited)
+        return project.callee(self.span.qualname, self.span.self_class, awaited)
 
     def _judge(self, statement: cst.Try | cst.TryStar) -> None:
         index = cancel_handler_index(statement)

@@ -147,9 +147,7 @@ def _opens_shield_scope(manager: cst.BaseExpression, project, span: FunctionSpan
     if is_shield_scope(manager):
         return True
     return (
-        bool(name)
-        and project is not None
-        and project.shields(span.qualname, span.class_qualname or "", name)
+        bool(name) and project is not None and project.shields(span.qualname, span.self_class, name)
     )
 
 
@@ -163,7 +161,7 @@ def await_suspends(analyser: Analyser, span: FunctionSpan) -> Callable[[cst.Awai
         awaited = dotted_name(call.func) if call is not None else None
         if project is None or not awaited:
             return True
-        summary = project.callee(span.qualname, span.class_qualname or "", awaited)
+        summary = project.callee(span.qualname, span.self_class, awaited)
         return summary is None or summary.suspends
 
     return suspends

@@ -1720,7 +1720,7 @@ class _Analyser:
         snippet = self.snippet_of(span)
         walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.vocabulary)
         if self.project is not None:
-            project, owner = self.project, span.class_qualname or ""
+            project, owner = self.project, span.self_class
             walker.callee = lambda call: project.callee(span.qualname, owner, call)
             walker.shields = lambda name: project.shields(span.qualname, owner, name)
             walker.exit_stack = lambda name: project.exit_stack(span.qualname, owner, name)
@@ -1771,7 +1771,7 @@ class _Analyser:
             return False
         if receiver == "self" and method == span.name:
             return False  # itself
-        found = self.project.callee(span.qualname, span.class_qualname or "", name)
+        found = self.project.callee(span.qualname, span.self_class, name)
         return found is not None
 
     def _with_caller_facts(self, region: Region, span: FunctionSpan, extent: cst.CSTNode) -> Region:
@@ -2039,8 +2039,8 @@ def _resolve_helper(
     if not name:
         return None
     parts = name.split(".")
-    if len(parts) == 2 and parts[0] in ("self", "cls") and caller.class_qualname:
-        return by_qualname.get(f"{caller.class_qualname}.{parts[1]}")
+    if len(parts) == 2 and parts[0] in ("self", "cls") and caller.self_class:
+        return by_qualname.get(f"{caller.self_class}.{parts[1]}")
     if len(parts) != 1:
         return None
     # A bare name is looked up in the enclosing function scopes, then the module; class bodies
