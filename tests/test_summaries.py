@@ -2878,3 +2878,30 @@ def test_a_local_function_sees_its_methods_self_unless_it_binds_its_own(
     write(in_tmp / "mod.py", CLOSURE_OF_A_METHOD.format(own=own, passed=passed))
     found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "mod.py")}
     assert (("GATE100", 14) in found) is skippable
+
+
+AWAITED_CLOSURE = """\
+class Transport:
+    async def _drop(self):
+        self._streams.clear()
+
+    async def close(self):
+        async def drop_all({own}):
+            await self._drop()
+
+        await drop_all({passed})
+        self._process.kill()
+"""
+
+
+@pytest.mark.parametrize(("own", "passed", "skippable"), [("", "", False), ("self", "0", True)])
+def test_an_awaited_local_function_is_summarised_with_its_methods_self(
+    in_tmp: Path, capsys, own: str, passed: str, skippable: bool
+) -> None:
+    """The summary of a function local to a method resolves its `self.x()` in the method's
+    class as the walker does: `drop_all()` awaits only `_drop`, which never suspends, so the
+    kill after it cannot be skipped."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "mod.py", AWAITED_CLOSURE.format(own=own, passed=passed))
+    found = {(code, line) for code, line, _ in _findings(capsys, "--no-cache", "mod.py")}
+    assert (("GATE100", 10) in found) is skippable

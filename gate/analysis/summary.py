@@ -2227,6 +2227,25 @@ def _declaring(module: ModuleSummary, caller: str, name: str) -> str:
     return scope
 
 
+# What a qualname says of a function local to another (`Transport.serve.<locals>.writer`)
+LOCAL_SCOPE = ".<locals>."
+
+
+def _self_class(home: ModuleSummary, qualname: str) -> str:
+    """The class whose methods `self.x()` runs in a function of `home`: the method's class, or
+    for a function local to a method the method's, unless it (or a function between them)
+    binds a `self` or `cls` of its own. "" for none."""
+    scope = qualname
+    while True:
+        owner = scope.rpartition(".")[0]
+        if owner in home.classes:
+            return owner
+        bound = getattr(home.functions.get(scope), "params", ())
+        if LOCAL_SCOPE not in scope or "self" in bound or "cls" in bound:
+            return ""
+        scope = scope.rsplit(LOCAL_SCOPE, 1)[0]
+
+
 def _merged(found: list[FunctionSummary]) -> FunctionSummary:
     """What awaiting a call that may run any of these functions does: it suspends when one
     does, holds or is shielded when each that suspends does, its steps are best effort when
@@ -2956,7 +2975,8 @@ class ProjectIndex:
     def _teardown_method(self, located: tuple[str, str]) -> bool:
         """Is the function, by its (qualname, class), a teardown method (`close`, `stop`)?"""
         qualname, owner = located
-        return bool(owner) and named_teardown(qualname.rpartition(".")[2], self.config)
+        method = bool(owner) and LOCAL_SCOPE not in qualname
+        return method and named_teardown(qualname.rpartition(".")[2], self.config)
 
     def _call_best_effort(
         self, home: ModuleSummary, located: tuple[str, str], call: str, in_process: bool = False
@@ -2975,12 +2995,12 @@ class ProjectIndex:
         return merged is not None and (merged.steps_best_effort or not merged.suspends)
 
     def _qualname_of(self, home: ModuleSummary, summary: FunctionSummary) -> tuple[str, str] | None:
-        """The qualname of a summarised function of `home` and its class ("" for none)."""
+        """The qualname of a summarised function of `home` and the class whose methods its
+        `self.x()` calls run ("" for none): its own, or a method's for a function local to it."""
         qualname = next((q for q, f in home.functions.items() if f is summary), None)
         if qualname is None:
             return None
-        owner = qualname.rpartition(".")[0]
-        return qualname, owner if owner in home.classes else ""
+        return qualname, _self_class(home, qualname)
 
     def _known_never_to_suspend(
         self, module: ModuleSummary, caller: str, owner: str, call: str
