@@ -591,3 +591,27 @@ class FlaggedDisconnect:
             # ok: skippable-teardown-step
             self._pool.release_connection(self)
             raise
+
+
+class Conversation:
+    async def disconnect(self):
+        self._stream.close()  # no await: nothing to cut short
+
+
+class ConversationManager:
+    # A loop over a copy of a mapping of tuples binds each place to the class its annotation
+    # gives: `conversation` is a Conversation, whose disconnect() never suspends (OpenHands'
+    # StandaloneConversationManager._cleanup_stale)
+    _detached: dict[str, tuple[Conversation, float]] = {}
+
+    async def _cleanup_stale(self):
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            items = list(self._detached.items())
+            for sid, (conversation, since) in items:
+                # ok: unguarded-cleanup-await
+                await conversation.disconnect()
+            # ok: skippable-teardown-step
+            self._runtime.kill()
+            raise

@@ -1514,15 +1514,46 @@ def _loop_items(
     a container of one class: `for site in self._sites` (`Owner::_sites[]`, resolved when
     looked up), `for name, site in self._by_name.items()`, `for site in list(sites)` of a
     parameter `sites: list[Site]`. A name that another loop binds to something else, or to
-    what gate does not know, holds nothing known."""
+    what gate does not know, holds nothing known. A local bound once to a copy of a container
+    (`items = list(self._by_name.items())`) is iterated as that container."""
     found: dict[str, set[str]] = {}
-    for statement in _statements_breadth_first(function):
+    statements = _statements_breadth_first(function)
+    copies = _container_copies(statements)
+    for statement in statements:
         if type(statement) in (ast.For, ast.AsyncFor):
-            for name, held in _loop_bindings(statement, qualname, owner, types):  # type: ignore[arg-type]
+            loop = statement
+            if type(loop.iter) is ast.Name and loop.iter.id in copies:  # type: ignore[attr-defined]
+                loop = ast.For(loop.target, copies[loop.iter.id], [], [])  # type: ignore[attr-defined]
+            for name, held in _loop_bindings(loop, qualname, owner, types):  # type: ignore[arg-type]
                 found.setdefault(name, set()).add(held)
     for name, held in found.items():
         if len(held) == 1 and "" not in held:
             yield name, held.pop()
+
+
+def _container_copies(statements: list[ast.AST]) -> dict[str, ast.expr]:
+    """The locals bound once, to a copy of a container or of one of its views: `items =
+    list(self._by_name.items())`, `sites = sorted(self._sites)`."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    for statement in statements:
+        for target, value in _bindings(statement):
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(value)
+    return {
+        name: value
+        for name, (value, *others) in bound.items()
+        if not others and _copies_container(value)
+    }
+
+
+def _copies_container(value: ast.expr | None) -> bool:
+    """`list(x)`, `sorted(x.items())`, `tuple(x.values())`: a call of an iteration wrapper."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ITERATION_WRAPPERS
+        and len(value.args) == 1
+    )
 
 
 def _loop_bindings(
@@ -1532,12 +1563,38 @@ def _loop_bindings(
     types: Mapping[tuple[str, str], str],
 ) -> Iterator[tuple[str, str]]:
     """Each name the loop binds, with the class it holds ("" when not known)."""
-    item = None
+    known: dict[str, str] = {}
     if type(loop) is ast.For:
-        item = _iterated_item(loop.target, loop.iter, qualname, owner, types)
+        known = dict(_iterated_items(loop.target, loop.iter, qualname, owner, types))
     for bound in ast.walk(loop.target):
         if type(bound) is ast.Name:
-            yield bound.id, item[1] if item and item[0] == bound.id else ""
+            yield bound.id, known.get(bound.id, "")
+
+
+def _iterated_items(
+    target: ast.expr,
+    iterated: ast.expr,
+    qualname: str,
+    owner: str | None,
+    types: Mapping[tuple[str, str], str],
+) -> Iterator[tuple[str, str]]:
+    """(name, class) for what a loop binds: the item of a container of one class
+    (`_iterated_item`), or each name of a tuple target over a container of tuples whose
+    places are recorded (`for conn, _ in self._held.values()` of `dict[str, tuple[Conn,
+    float]]`)."""
+    item = _iterated_item(target, iterated, qualname, owner, types)
+    if item is not None:
+        yield item
+        return
+    target, iterated = _unwrapped(target, iterated)
+    target, iterated, suffix = _viewed(target, iterated)
+    if not isinstance(target, ast.Tuple):
+        return
+    for position, bound in enumerate(target.elts):
+        if isinstance(bound, ast.Name):
+            place = _iterated_item(bound, iterated, qualname, owner, types, f"{suffix}{position}")
+            if place is not None:
+                yield place
 
 
 def _iterated_item(
@@ -1546,12 +1603,17 @@ def _iterated_item(
     qualname: str,
     owner: str | None,
     types: Mapping[tuple[str, str], str],
+    place: str = "",
 ) -> tuple[str, str] | None:
     """The name a loop binds to each item of `iterated` and the class it holds, when
     `iterated` is a container of one class (through `list(...)`, `sorted(...)`,
-    `enumerate(...)`, `.values()`, `.items()`, `.copy()`)."""
-    target, iterated = _unwrapped(target, iterated)
-    target, iterated, suffix = _viewed(target, iterated)
+    `enumerate(...)`, `.values()`, `.items()`, `.copy()`). `place`: the suffix of a place of
+    the tuples the container holds, for a target already unwrapped (`{}0`)."""
+    if place:
+        suffix = place
+    else:
+        target, iterated = _unwrapped(target, iterated)
+        target, iterated, suffix = _viewed(target, iterated)
     if not isinstance(target, ast.Name):
         return None
     if isinstance(iterated, ast.Name):
