@@ -559,3 +559,31 @@ class ConversationManager:
             # ok: skippable-teardown-step
             self._runtime.kill()
             raise
+
+
+class McpSession:
+    # What `session = await McpSession.create()` holds is what create's return annotation
+    # names; its terminate() keeps a cancel and kills the process on one, so no cancel cuts
+    # it short (inspect_ai's MCPServerSession)
+    @classmethod
+    async def create(cls, params) -> "McpSession":
+        return cls(await asyncio.create_subprocess_exec(*params))
+
+    def __init__(self, process):
+        self._process = process
+
+    async def terminate(self):
+        self._process.terminate()
+        try:
+            await asyncio.wait_for(self._process.wait(), 30)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self._process.kill()
+
+
+async def run_session(params):
+    session = await McpSession.create(params)
+    try:
+        await asyncio.sleep(1)
+    finally:
+        # ok: unguarded-cleanup-await
+        await session.terminate()

@@ -921,11 +921,22 @@ class _ModuleWalk:
             elif owner is not None and dotted(target.value) == "self":  # type: ignore[attr-defined]
                 self.types[(owner, target.attr)] = made  # type: ignore[attr-defined]
         self.record_containers(node, qualname, owner)
+        self.record_returns(node, qualname, owner)
+        if owner is not None:
+            self.record_member_types(node, qualname, owner)
+
+    def record_returns(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str | None
+    ) -> None:
+        """The class the function returns, and each place of the tuple it is annotated to
+        return (a class's `__new__`: what calling the class gives)."""
         returned = _returned_class(node, qualname, self.types)
         if returned is not None:
             self.types[(qualname, RETURNED)] = returned
-        if owner is not None:
-            self.record_member_types(node, qualname, owner)
+        for place, held in _returned_places(node):
+            self.types[(qualname, place)] = held
+            if owner is not None and node.name == "__new__":
+                self.types[(owner, place)] = held
 
     def record_member_types(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, owner: str
@@ -1016,6 +1027,18 @@ def _returned_class(
         return annotated
     made = {_made_by(node.value, qualname, types) for node in _own_returns(function)}
     return made.pop() if len(made) == 1 else None
+
+
+def _returned_places(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, str]]:
+    """(`<return>N`, class) for each place of the tuple a function's return annotation names
+    (`-> tuple[SendStream, ReceiveStream]`): what `send, receive = make()` binds."""
+    parts = _generic_parts(_without_none(function.returns))
+    if parts is None or parts[0] not in ("tuple", "Tuple"):
+        return
+    for position, place in enumerate(parts[1]):
+        named = _annotated_class(place)
+        if named:
+            yield f"{RETURNED}{position}", named
 
 
 def _made_by(
@@ -1677,7 +1700,7 @@ def _assignments(
     local` holds what the local was made as (`bcomm = BatchedSend(); self.comm = bcomm`)."""
     made_here: dict[str, str] = {}
     for node in _statements_breadth_first(function):
-        yield from _memory_stream_ends(node)
+        yield from _unpacked(node)
         for target, value in _bindings(node):
             made = (
                 _called(value)
@@ -1689,6 +1712,26 @@ def _assignments(
                 if isinstance(target, ast.Name):
                     made_here[target.id] = made
                 yield target, made
+
+
+def _unpacked(node: ast.AST) -> list[tuple[ast.expr, str]]:
+    """What the names an unpacking assignment binds hold: the ends of an anyio memory object
+    stream, else the places of the tuple the call returns."""
+    return list(_memory_stream_ends(node)) or list(_unpacked_returns(node))
+
+
+def _unpacked_returns(node: ast.AST) -> Iterator[tuple[ast.expr, str]]:
+    """(name, `called<return>N`) for each name `a, b = make(...)` (or `= await make(...)`)
+    binds to a place of what the call returns, looked up in the callee's return annotation."""
+    if type(node) is not ast.Assign or len(node.targets) != 1:
+        return
+    target = node.targets[0]
+    called = _called(node.value) if type(target) is ast.Tuple else None
+    if called is None or "[" in called:
+        return
+    for position, bound in enumerate(target.elts):  # type: ignore[attr-defined]
+        if type(bound) is ast.Name:
+            yield bound, f"{called}{RETURNED}{position}"
 
 
 def _local_made(
@@ -1817,7 +1860,13 @@ _HOLDING_FIELDS: dict[type, tuple[str, ...]] = {}  # each node type's fields amo
 
 
 def _called(value: ast.expr | None) -> str | None:
-    return dotted(value.func) if isinstance(value, ast.Call) else None
+    """The dotted name a value is made by calling: `Cls(...)`, `make[T](...)`, `await f()`."""
+    if isinstance(value, ast.Await):
+        value = value.value
+    if not isinstance(value, ast.Call):
+        return None
+    called = value.func
+    return dotted(called.value if isinstance(called, ast.Subscript) else called)
 
 
 def summarise_module(
@@ -3352,27 +3401,31 @@ class ProjectIndex:
         json_stream_stream(response)`, a factory that returns a `_JsonStreamResult(...)`): a
         function of the module, a method of the scope's class (`self._connect()`), or an
         imported one."""
-        located = self._function_named(module, called, scope)
+        called, marker, place = called.partition(RETURNED)  # `make<return>0`: a place of it
+        located = self._function_named(module, called, scope, marker + place or RETURNED)
         if located is None:
             return None
         home, qualname = located
-        returned = home.types[(qualname, RETURNED)]
+        returned = home.types[(qualname, marker + place or RETURNED)]
         return self._class(home, _nearest(home, qualname, returned))
 
     def _function_named(
-        self, module: ModuleSummary, called: str, scope: str
+        self, module: ModuleSummary, called: str, scope: str, key: str = RETURNED
     ) -> tuple[ModuleSummary, str] | None:
-        """Where a function with a recorded return is defined: (its module, its qualname)."""
+        """Where a function with a recorded return (under `key`: a place of the tuple it
+        returns, `<return>0`) is defined: (its module, its qualname)."""
         receiver, _, name = called.rpartition(".")
         if receiver in ("self", "cls"):
             # the scope is the class of an attribute, or the method of a local
             for owner in (scope, scope.rpartition(".")[0]):
-                if (f"{owner}.{name}", RETURNED) in module.types:
+                if (f"{owner}.{name}", key) in module.types:
                     return module, f"{owner}.{name}"
-        if (called, RETURNED) in module.types:
-            return module, called
+        first, dot, rest = called.partition(".")
+        local = _nearest(module, scope, first) + dot + rest  # a class's, as written in scope
+        if (local, key) in module.types:
+            return module, local
         imported = self._imported(module, called)
-        if imported is None or (imported[1], RETURNED) not in imported[0].types:
+        if imported is None or (imported[1], key) not in imported[0].types:
             return None
         return imported
 

@@ -88,6 +88,11 @@ program ends first: code that needs the step finished when the await returns, an
 must survive the program's shutdown, still want the interrupt held around an unshielded await.
 held-step-cut-short reports a held step where the project's code of the callee shows steps after
 its first exposed suspension.
+A callee that collects calls in a list or a generator and then gathers them (`coros =
+(c.shutdown() for c in conns)`, `await asyncio.gather(*coros)`) is judged as if those calls ran
+where they are made: right for a sync `close()` that returns a future, wrong for coroutines, which
+the gather runs and a cut stops. Such a callee's await is not reported when nothing after the
+gather is a step.
 
 ## Fix
 `gate check --fix` holds the interrupt at the step's await (`try:` ... `except BaseException as
