@@ -164,6 +164,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         awaits_when,
         cut_loses,
         cut_best_effort,
+        raises_kept,
+        keeps_cancel,
     ) = row
     return FunctionSummary(
         suspends,
@@ -186,6 +188,8 @@ def _function(row: tuple[Any, ...] | None) -> FunctionSummary | None:
         tuple((name, tuple(map(tuple, when))) for name, when in awaits_when),
         None if cut_loses is None else tuple(map(tuple, cut_loses)),
         cut_best_effort,
+        raises_kept,
+        keeps_cancel,
     )
 
 

@@ -564,3 +564,52 @@ class ServerManager:
         except Exception as exc:
             self._record_failure(server, exc)
             return None
+
+
+class PingingClient:
+    # The ping's send keeps every cancel (its flush ends in `except CancelledError: pass`), and
+    # a cancel of `wait_for(future, ...)` cancels the future itself: the handler's
+    # `future.cancel()` is needed only on the timeout (nats' Client.flush)
+    async def _flush_pending(self):
+        try:
+            await self._flush_queue.put(None)
+        except asyncio.CancelledError:
+            pass
+
+    async def _send_ping(self, future):
+        self._pongs.append(future)
+        await self._flush_pending()
+
+    async def flush(self, timeout):
+        future = asyncio.Future()
+        try:
+            await self._send_ping(future)
+            await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            # ok: cleanup-only-on-error
+            future.cancel()
+            raise
+
+
+class KeptThenRaised:
+    # A helper that keeps the cancel until its write is done and then raises it again lets
+    # the cancel out: the handler that cleans up after a failed write is bypassed when a cancel
+    # and a failure come together (openai-agents' _await_mutation)
+    async def _await_mutation(self, task):
+        cancellation = None
+        while not task.done():
+            try:
+                await asyncio.wait({task})
+            except asyncio.CancelledError as exc:
+                cancellation = exc
+        if cancellation is not None:
+            raise cancellation from None
+        return task.result()
+
+    async def add(self, task):
+        try:
+            await self._await_mutation(task)
+        except Exception:
+            # ruleid: cleanup-only-on-error
+            await self._cleanup_orphaned_messages()
+            raise

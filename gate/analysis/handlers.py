@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -425,6 +425,14 @@ def _calls_before_reraise(handler: cst.ExceptHandler | cst.ExceptStarHandler) ->
     return set()
 
 
+def _waits_for(node: cst.Await, name: str) -> bool:
+    """Is the await `asyncio.wait_for(name, ...)`?"""
+    call = node.expression
+    if not isinstance(call, cst.Call) or final_name(call.func) != "wait_for" or not call.args:
+        return False
+    return dotted_name(call.args[0].value) == name
+
+
 def _first_bridge(calls: list[cst.Call]) -> cst.Call | None:
     return next((call for call in calls if final_name(call.func) in GREENLET_BRIDGES), None)
 
@@ -511,15 +519,28 @@ class _NarrowHandlers:
     def _interrupt(self, statement: cst.Try | cst.TryStar) -> cst.Await | cst.Call | None:
         """The first await of the try body that can suspend; in a sync function, the first call
         of a greenlet bridge (`await_only(conn.close())`)."""
-        found = collect(statement.body)
         if not self.span.is_async:
-            return _first_bridge(found.calls)
-        for node in found.awaits:
+            return _first_bridge(collect(statement.body).calls)
+        return next(self._cancel_exits(statement), None)
+
+    def _cancel_exits(self, statement: cst.Try | cst.TryStar) -> Iterator[cst.Await]:
+        """The awaits of the try body a cancel can come out of: each that can suspend, unless
+        it runs a project function that keeps every cancel landing in it."""
+        for node in collect(statement.body).awaits:
             call = node.expression if isinstance(node.expression, cst.Call) else None
             summary = self._callee(dotted_name(call.func) if call is not None else None)
-            if summary is None or (summary.suspends and not summary.shielded):
-                return node
-        return None
+            if summary is None or (
+                summary.suspends and not summary.shielded and not summary.keeps_cancel
+            ):
+                yield node
+
+    def _done_by_the_wait(self, statement: cst.Try | cst.TryStar, step: HandlerStep) -> bool:
+        """Is the step `x.cancel()` of what each await a cancel can come out of waits for with
+        `asyncio.wait_for(x, ...)`? wait_for cancels what it waits for when it is cancelled."""
+        cancelled = step.label.removesuffix(".cancel()")
+        if cancelled == step.label:
+            return False
+        return all(_waits_for(node, cancelled) for node in self._cancel_exits(statement))
 
     def _container(self, receiver: str) -> bool:
         project = self.analyser.project
@@ -551,7 +572,11 @@ class _NarrowHandlers:
             test = _cancel_test(handler)
             if test is not None:
                 self.found.append(self._tested(handler, interrupt, test))
-            steps = self._steps(statement, handler, _broad_or_timeout(handler))
+            steps = [
+                step
+                for step in self._steps(statement, handler, _broad_or_timeout(handler))
+                if not self._done_by_the_wait(statement, step)
+            ]
             if steps and not self._nothing_to_undo(statement, steps):
                 cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
                 self.found.append(

@@ -121,6 +121,13 @@ class FunctionSummary:
     # set when the project looks it up: everything a cut can lose is best effort, by its name,
     # as an in-process step of a teardown method, or (a project function) by what it does
     cut_best_effort: bool = False
+    # it raises an exception it holds in a name, or re-raises one (`raise cancellation`, a bare
+    # `raise`): a cancel its handlers keep may still come out of it
+    raises_kept: bool = False
+    # set when the project looks it up: no cancel comes out of it, its own handlers or the
+    # project functions it awaits keep each one and none raises it again (nats'
+    # `_send_ping`, whose `_flush_pending` ends in `except CancelledError: pass`)
+    keeps_cancel: bool = False
 
 
 # In which task a call site runs what it calls: the caller's own (an await), the main task of
@@ -641,8 +648,18 @@ def _summarised(
         **_flags(function),
         awaits_when=_awaits_when(walk),
         **({} if cut_safe else _when_cut(function, walk)),
+        raises_kept=_raises_kept(function),
     )
     return summary, walk.awaited
+
+
+def _raises_kept(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function raise an exception it holds in a name, or re-raise one (`raise
+    cancellation from None`, a bare `raise`), in its own body?"""
+    return any(
+        type(node) is ast.Raise and (node.exc is None or type(node.exc) is ast.Name)
+        for node in _statements_breadth_first(function)
+    )
 
 
 def _own_steps(walk: _Walk, marked: bool) -> dict[str, tuple[object, ...]]:
@@ -2964,7 +2981,28 @@ class ProjectIndex:
             changes.update(suspends=False, shielded=False, cut_safe=True)
         else:
             changes.update(self._decided_through_callees(home, summary))
+        if self._keeps_every_cancel(home, summary):
+            changes["keeps_cancel"] = True
         return replace(summary, **changes) if changes else summary  # type: ignore[arg-type]
+
+    def _keeps_every_cancel(
+        self, home: ModuleSummary, summary: FunctionSummary, depth: int = 0
+    ) -> bool:
+        """Does no cancel come out of the function? Its handlers keep every one that lands in
+        it and it raises none it kept again, or each await they do not keep runs a project
+        function (a few calls deep) of which that is true in turn, or never suspends."""
+        if summary.raises_kept:
+            return False
+        if summary.holds or not summary.suspends:
+            return True
+        if not summary.unheld or depth > 3:
+            return False
+        return self._each_call(
+            home,
+            summary,
+            summary.unheld,
+            lambda found: self._keeps_every_cancel(*found, depth + 1),
+        )
 
     def _decided_through_callees(
         self, home: ModuleSummary, summary: FunctionSummary
