@@ -8,6 +8,12 @@ from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 
+def parameters_of(arguments: ast.arguments) -> list[ast.arg]:
+    """A function's named parameters: positional ones in order, then keyword-only (not `*args`
+    or `**kwargs`)."""
+    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+
+
 def child_statements(node: ast.AST) -> list[ast.stmt]:
     """The statements directly inside `node`'s blocks (body, else, finally, handlers, cases), in
     that order."""

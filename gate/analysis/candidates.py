@@ -17,6 +17,7 @@ from gate.astwalk import (
     PerType,
     child_nodes,
     child_statements,
+    parameters_of,
     walk_nodes,
 )
 from gate.config import TeardownConfig
@@ -273,9 +274,7 @@ def index_functions(
 
 def _takes_self(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does the function bind `self` or `cls` itself (a parameter of that name)?"""
-    arguments = function.args
-    listed = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    return any(argument.arg in ("self", "cls") for argument in listed)
+    return any(argument.arg in ("self", "cls") for argument in parameters_of(function.args))
 
 
 def _span(

@@ -43,6 +43,7 @@ from gate.astwalk import (
     child_nodes,
     child_statements,
     node_fields,
+    parameters_of,
     walk_nodes,
 )
 from gate.config import TeardownConfig
@@ -729,8 +730,7 @@ def _flags(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
 
 def _parameters(arguments: ast.arguments) -> tuple[str, ...]:
     """The names of a function's parameters: positional ones in order, then keyword-only."""
-    listed = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    return tuple(argument.arg for argument in listed)
+    return tuple(argument.arg for argument in parameters_of(arguments))
 
 
 def _suppresses_cancellation(expression: ast.expr) -> bool:
@@ -1330,9 +1330,8 @@ SHIELD_MANAGER_METHODS = frozenset({"__init__", "__enter__", "__aenter__"})
 def _annotated_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     """The function's parameters annotated with a class (`bus: MessageBus`, `bus: Bus | None`,
     `Optional[Bus]`): name -> the class name as written."""
-    arguments = function.args
     annotated = {}
-    for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+    for argument in parameters_of(function.args):
         named = _annotated_class(argument.annotation)
         if named:
             annotated[argument.arg] = named
@@ -1484,10 +1483,8 @@ def _annotated_containers(
     """(scope, suffixed name, class) for the function's parameters, locals and (in a method)
     attributes of `self` annotated as containers of one class: `sites: list[Site]` and
     `self._sites: list[Site] = []` hold `Site` items."""
-    arguments = function.args
     annotated: list[tuple[ast.expr, ast.expr | None]] = [
-        (ast.Name(argument.arg), argument.annotation)
-        for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        (ast.Name(argument.arg), argument.annotation) for argument in parameters_of(function.args)
     ]
     annotated += [
         (statement.target, statement.annotation)
@@ -1618,42 +1615,34 @@ def _iterated_items(
     owner: str | None,
     types: Mapping[tuple[str, str], str],
 ) -> Iterator[tuple[str, str]]:
-    """(name, class) for what a loop binds: the item of a container of one class
-    (`_iterated_item`), or each name of a tuple target over a container of tuples whose
-    places are recorded (`for conn, _ in self._held.values()` of `dict[str, tuple[Conn,
-    float]]`)."""
-    item = _iterated_item(target, iterated, qualname, owner, types)
-    if item is not None:
-        yield item
-        return
+    """(name, class) for what a loop binds when `iterated` is a container of one class
+    (through `list(...)`, `sorted(...)`, `enumerate(...)`, `.values()`, `.items()`,
+    `.copy()`), or for each name of a tuple target over a container of tuples whose places are
+    recorded (`for conn, _ in self._held.values()` of `dict[str, tuple[Conn, float]]`)."""
     target, iterated = _unwrapped(target, iterated)
     target, iterated, suffix = _viewed(target, iterated)
-    if not isinstance(target, ast.Tuple):
+    if isinstance(target, ast.Name):
+        bound = [(target, suffix)]
+    elif isinstance(target, ast.Tuple):
+        bound = [(name, f"{suffix}{place}") for place, name in enumerate(target.elts)]
+    else:
         return
-    for position, bound in enumerate(target.elts):
-        if isinstance(bound, ast.Name):
-            place = _iterated_item(bound, iterated, qualname, owner, types, f"{suffix}{position}")
-            if place is not None:
-                yield place
+    for name, kept_as in bound:
+        held = _item_held(name, iterated, kept_as, qualname, owner, types)
+        if held is not None:
+            yield held
 
 
-def _iterated_item(
+def _item_held(
     target: ast.expr,
     iterated: ast.expr,
+    suffix: str,
     qualname: str,
     owner: str | None,
     types: Mapping[tuple[str, str], str],
-    place: str = "",
 ) -> tuple[str, str] | None:
-    """The name a loop binds to each item of `iterated` and the class it holds, when
-    `iterated` is a container of one class (through `list(...)`, `sorted(...)`,
-    `enumerate(...)`, `.values()`, `.items()`, `.copy()`). `place`: the suffix of a place of
-    the tuples the container holds, for a target already unwrapped (`{}0`)."""
-    if place:
-        suffix = place
-    else:
-        target, iterated = _unwrapped(target, iterated)
-        target, iterated, suffix = _viewed(target, iterated)
+    """The name a loop binds to what `iterated` holds under `suffix` (its items, its values, a
+    place of the tuples it holds) and that class, when the project records it."""
     if not isinstance(target, ast.Name):
         return None
     if isinstance(iterated, ast.Name):
@@ -1744,7 +1733,7 @@ def _unpacked_returns(node: ast.AST) -> Iterator[tuple[ast.expr, str]]:
         return
     target = node.targets[0]
     called = _called(node.value) if type(target) is ast.Tuple else None
-    if called is None or "[" in called:
+    if called is None:
         return
     for position, bound in enumerate(target.elts):  # type: ignore[attr-defined]
         if type(bound) is ast.Name:
@@ -3087,39 +3076,41 @@ class ProjectIndex:
         """Does the function take steps, each best effort by its name (`self._task.cancel()`,
         `self._client.close()`), a call of a project function that only takes such steps in
         turn, or in a teardown method a step that names nothing outside the process? Skipping
-        it then costs no more than they do. A function whose calls lead back into themselves
-        is not (the answer does not depend on which one is asked first)."""
-        known = self._best_effort.get(id(summary))
-        if known is not None:
-            return known
-        self._best_effort[id(summary)] = False  # while it is being decided
-        located = self._qualname_of(home, summary)
-        known = bool(summary.own_steps) and located is not None
-        teardown = known and self._teardown_method(located)  # type: ignore[arg-type]
-        steps = summary.own_steps if known else ()
-        for (call, by_name), alone in zip(steps, summary.steps_in_process, strict=True):
-            if not (by_name or self._call_best_effort(home, located, call, teardown and alone)):  # type: ignore[arg-type]
-                known = False
-                break
-        self._best_effort[id(summary)] = known
-        return known
+        it then costs no more than they do."""
+        steps = zip(summary.own_steps, summary.steps_in_process, strict=True)
+        listed = [(call, by_name, alone) for (call, by_name), alone in steps]
+        return bool(listed) and self._each_best_effort(self._best_effort, home, summary, listed)
 
     def _cut_only_best_effort(self, home: ModuleSummary, summary: FunctionSummary) -> bool:
         """Is all that a cut of the function can lose best effort: each step it skips or stops
         and each exposed await that does work, by its name or as a project function that only
         takes best-effort steps? Cutting it then costs no more than they do."""
-        known = self._cut_best_effort.get(id(summary))
-        if known is not None:
-            return known
-        self._cut_best_effort[id(summary)] = False  # while it is being decided
+        lost = list(summary.cut_loses or ())
+        return self._each_best_effort(self._cut_best_effort, home, summary, lost)
+
+    def _each_best_effort(
+        self,
+        known: dict[int, bool],
+        home: ModuleSummary,
+        summary: FunctionSummary,
+        steps: list[tuple[str, bool, bool]],
+    ) -> bool:
+        """Is each of the function's (call, best effort by name, in-process) steps best effort
+        (`_call_best_effort`), remembered in `known` by the summary's id? A function whose calls
+        lead back into themselves is not (the answer does not depend on which one is asked
+        first)."""
+        found = known.get(id(summary))
+        if found is not None:
+            return found
+        known[id(summary)] = False  # while it is being decided
         located = self._qualname_of(home, summary)
         teardown = located is not None and self._teardown_method(located)
-        known = located is not None and all(
+        found = located is not None and all(
             by_name or self._call_best_effort(home, located, call, teardown and in_process)  # type: ignore[arg-type]
-            for call, by_name, in_process in summary.cut_loses or ()
+            for call, by_name, in_process in steps
         )
-        self._cut_best_effort[id(summary)] = known
-        return known
+        known[id(summary)] = found
+        return found
 
     def _teardown_method(self, located: tuple[str, str]) -> bool:
         """Is the function, by its (qualname, class), a teardown method (`close`, `stop`)?"""
@@ -3440,11 +3431,12 @@ class ProjectIndex:
         function of the module, a method of the scope's class (`self._connect()`), or an
         imported one."""
         called, marker, place = called.partition(RETURNED)  # `make<return>0`: a place of it
-        located = self._function_named(module, called, scope, marker + place or RETURNED)
+        key = marker + place or RETURNED
+        located = self._function_named(module, called, scope, key)
         if located is None:
             return None
         home, qualname = located
-        returned = home.types[(qualname, marker + place or RETURNED)]
+        returned = home.types[(qualname, key)]
         return self._class(home, _nearest(home, qualname, returned))
 
     def _function_named(
