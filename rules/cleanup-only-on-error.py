@@ -260,6 +260,14 @@ class AdaptedConnection:
             # ruleid: cleanup-only-on-error
             self._connection.terminate()
 
+    def stop_waiting(self, future):
+        # the bridge is no `wait_for(future)`: nothing but the handler cancels the future
+        try:
+            await_only(self._connection.wait_for_reply(future))
+        except asyncio.TimeoutError:
+            # ruleid: cleanup-only-on-error
+            future.cancel()
+
     def terminate_on_cancel_too(self):
         try:
             await_only(self._connection.close(timeout=2))

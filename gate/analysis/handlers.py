@@ -425,6 +425,11 @@ def _calls_before_reraise(handler: cst.ExceptHandler | cst.ExceptStarHandler) ->
     return set()
 
 
+def _cancels(step: HandlerStep) -> bool:
+    """Is the step a `x.cancel()`?"""
+    return step.label.endswith(".cancel()")
+
+
 def _waits_for(node: cst.Await, name: str) -> bool:
     """Is the await `asyncio.wait_for(name, ...)`?"""
     call = node.expression
@@ -534,13 +539,24 @@ class _NarrowHandlers:
             ):
                 yield node
 
-    def _done_by_the_wait(self, statement: cst.Try | cst.TryStar, step: HandlerStep) -> bool:
-        """Is the step `x.cancel()` of what each await a cancel can come out of waits for with
-        `asyncio.wait_for(x, ...)`? wait_for cancels what it waits for when it is cancelled."""
-        cancelled = step.label.removesuffix(".cancel()")
-        if cancelled == step.label:
-            return False
-        return all(_waits_for(node, cancelled) for node in self._cancel_exits(statement))
+    def _not_done_by_the_wait(
+        self,
+        statement: cst.Try | cst.TryStar,
+        interrupt: cst.Await | cst.Call,
+        steps: list[HandlerStep],
+    ) -> list[HandlerStep]:
+        """The steps but each `x.cancel()` of what every await a cancel can come out of waits
+        for with `asyncio.wait_for(x, ...)`: wait_for cancels what it waits for when it is
+        cancelled. In a sync function the interrupt is a greenlet bridge's call: none is."""
+        if not isinstance(interrupt, cst.Await) or not any(map(_cancels, steps)):
+            return steps
+        exits = list(self._cancel_exits(statement))
+        return [
+            step
+            for step in steps
+            if not _cancels(step)
+            or not all(_waits_for(node, step.label.removesuffix(".cancel()")) for node in exits)
+        ]
 
     def _container(self, receiver: str) -> bool:
         project = self.analyser.project
@@ -572,11 +588,9 @@ class _NarrowHandlers:
             test = _cancel_test(handler)
             if test is not None:
                 self.found.append(self._tested(handler, interrupt, test))
-            steps = [
-                step
-                for step in self._steps(statement, handler, _broad_or_timeout(handler))
-                if not self._done_by_the_wait(statement, step)
-            ]
+            steps = self._not_done_by_the_wait(
+                statement, interrupt, self._steps(statement, handler, _broad_or_timeout(handler))
+            )
             if steps and not self._nothing_to_undo(statement, steps):
                 cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
                 self.found.append(
