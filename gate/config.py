@@ -115,11 +115,16 @@ DEFAULT_TEARDOWN_METHODS: tuple[str, ...] = (
     "dispose",
 )
 
+# A glob's `*` also matches `/`: `*/tests/*` is a tests directory at any depth below the root.
 DEFAULT_TEST_PATHS: tuple[str, ...] = (
     "tests/*",
+    "*/tests/*",
     "test/*",
+    "*/test/*",
     "testing/*",
+    "*/testing/*",
     "examples/*",
+    "*/examples/*",
     "test_*.py",
     "*_test.py",
     "conftest.py",

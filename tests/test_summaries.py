@@ -158,6 +158,23 @@ def test_best_effort_closes_and_test_code_are_warnings(in_tmp: Path, capsys) -> 
     assert code == 0  # warnings do not fail the run
 
 
+def test_a_tests_directory_below_the_root_is_test_code(in_tmp: Path, capsys) -> None:
+    """`src/pkg/tests/helpers.py` is test code by default, as `tests/helpers.py` is; a module
+    of the package beside it is not."""
+    write(in_tmp / "pyproject.toml", TIERS_ALONE)
+    write(in_tmp / "src" / "pkg" / "tests" / "helpers.py", TIERS)
+    write(in_tmp / "src" / "pkg" / "examples" / "demo.py", TIERS)
+    write(in_tmp / "src" / "pkg" / "job.py", TIERS)
+    code, out, _ = run(capsys, "check", "--format", "json", "--no-cache", "src")
+    severities: dict[str, set[str]] = {}
+    for finding in json.loads(out)["findings"]:
+        severities.setdefault(finding["path"], set()).add(finding["severity"])
+    assert severities["src/pkg/tests/helpers.py"] == {"warning"}
+    assert severities["src/pkg/examples/demo.py"] == {"warning"}
+    assert "error" in severities["src/pkg/job.py"]
+    assert code == 1
+
+
 CLOSED_OBJECT = """\
 async def run(job, sandbox):
     try:
