@@ -14,6 +14,19 @@ def parameters_of(arguments: ast.arguments) -> list[ast.arg]:
     return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
 
 
+def self_class_of(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, owner: str | None, enclosing: str | None
+) -> str | None:
+    """The class whose instance `self` names in `function`: `owner` for a method of it; for a
+    function local to another, the class `enclosing` (the enclosing function's), unless the
+    function binds a `self` or `cls` of its own. None for none."""
+    if owner:
+        return owner
+    if any(argument.arg in ("self", "cls") for argument in parameters_of(function.args)):
+        return None
+    return enclosing
+
+
 def child_statements(node: ast.AST) -> list[ast.stmt]:
     """The statements directly inside `node`'s blocks (body, else, finally, handlers, cases), in
     that order."""

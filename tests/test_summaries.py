@@ -648,6 +648,34 @@ def test_teardown_method_a_closure_calls_is_called(in_tmp: Path, capsys) -> None
     assert ("GATE100", 7, "error") in _findings(capsys, "--no-cache", ".")
 
 
+def test_a_local_function_with_its_own_self_runs_no_method_of_the_class() -> None:
+    """The summaries' call sites and the teardown candidates agree on what `self` names in a
+    function local to a method: the method's instance, unless the function binds its own."""
+    import ast
+
+    from gate.analysis.candidates import index_functions
+    from gate.analysis.summary import summarise_module
+    from gate.analysis.vocabulary import Vocabulary
+    from gate.config import TeardownConfig
+
+    source = (
+        "class Executor:\n    async def start(self):\n"
+        "        async def cleanup():\n            await self.stop()\n\n"
+        "        async def adapter(self):\n            await self.stop()\n"
+    )
+    tree = ast.parse(source)
+    summary = summarise_module(tree, "executor.py", Vocabulary.of(TeardownConfig()))
+    owners = {site.caller: site.owner for site in summary.sites if site.name == "stop"}
+    assert owners == {
+        "Executor.start.<locals>.cleanup": "Executor",
+        "Executor.start.<locals>.adapter": "",
+    }
+    spans, _ = index_functions(tree)
+    classes = {span.qualname: span.self_class for span in spans}
+    assert classes["Executor.start.<locals>.cleanup"] == "Executor"
+    assert classes["Executor.start.<locals>.adapter"] == ""
+
+
 SHIELDED_BY_CALLER = """\
 import anyio
 

@@ -17,7 +17,7 @@ from gate.astwalk import (
     PerType,
     child_nodes,
     child_statements,
-    parameters_of,
+    self_class_of,
     walk_nodes,
 )
 from gate.config import TeardownConfig
@@ -255,7 +255,7 @@ def index_functions(
         for child in child_statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 span = _span(child, prefix + child.name, owner, registered, bridges, enters)
-                seen = owner or (closure_of if not _takes_self(child) else None)
+                seen = self_class_of(child, owner, closure_of)
                 if owner is None and seen:
                     span = replace(span, closure_of=seen)
                 spans.append(span)
@@ -270,11 +270,6 @@ def index_functions(
 
     walk(tree, "", None, None)
     return spans, bool(libraries & LEVEL_TRIGGERED_LIBRARIES)
-
-
-def _takes_self(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Does the function bind `self` or `cls` itself (a parameter of that name)?"""
-    return any(argument.arg in ("self", "cls") for argument in parameters_of(function.args))
 
 
 def _span(

@@ -44,6 +44,7 @@ from gate.astwalk import (
     child_statements,
     node_fields,
     parameters_of,
+    self_class_of,
     walk_nodes,
 )
 from gate.config import TeardownConfig
@@ -883,7 +884,7 @@ class _ModuleWalk:
                 self.stubs.add(qualname)
         on_call = functools.partial(self.passes_self, owner) if owner is not None else None
         # a closure's `self` is its method's (`async def cleanup(): await self.stop()`)
-        site_owner = owner or self.closure_owner
+        site_owner = self_class_of(node, owner, self.closure_owner) or ""
         self.sites += call_sites(node, awaited, qualname, site_owner, self.shielded_tasks, on_call)
         if owner is not None:
             self.method(node, owner)
