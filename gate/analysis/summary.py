@@ -31,7 +31,6 @@ from gate.analysis.vocabulary import (
     THREAD_WRAPPERS,
     Vocabulary,
     documents_best_effort,
-    keeps_or_destroys,
     name_words,
     names_exit_stack,
     only_waits,
@@ -391,10 +390,8 @@ class _Walk:
         receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
         if not isinstance(call.func, ast.Attribute) or receiver in ("self", "cls"):
             return False  # the project's own code, judged by its body where it is summarised
-        if names_exit_stack(receiver) or keeps_or_destroys(_final(call.func)):
-            return False  # an exit stack closes whatever was entered on it
-        external = self.vocabulary.external
-        return not (external(label) or external(passed))
+        closes_stack = names_exit_stack(receiver)
+        return self.vocabulary.in_process(label, passed, call.func.attr, closes_stack)
 
     def body(self, statements: list[ast.stmt], context: _Context) -> None:
         for statement in statements:

@@ -384,6 +384,15 @@ class Vocabulary:
         """Does a step's label (`self._sandbox.kill()`) name something outside the process?"""
         return _names_external(label.removesuffix("()"))
 
+    def in_process(self, label: str, acts_on: str, called: str, closes_stack: bool) -> bool:
+        """Is a teardown method's step in-process, best effort: does it name nothing outside
+        the process, by its label (`self._server.close()`) or what it acts on or is passed,
+        close no exit stack (which closes whatever was entered on it), and neither keep data
+        nor destroy something by its name (`self._save_state()`, `self._sandbox.kill()`)?"""
+        if closes_stack or keeps_or_destroys(called):
+            return False
+        return not (self.external(label) or self.external(acts_on))
+
     def releases(self, name: str) -> bool:
         """Is `name` a step that gives something back (close, kill, release, discard, remove),
         rather than one that keeps data?"""

@@ -58,7 +58,6 @@ from gate.analysis.vocabulary import (
     THREAD_WRAPPERS,
     Vocabulary,
     documents_best_effort,
-    keeps_or_destroys,
     names_exit_stack,
     reasserts_cancel,
 )
@@ -1484,15 +1483,8 @@ class _RegionWalker:
         return step.consequence
 
     def _in_process(self, step: CriticalStep) -> bool:
-        """Does the step name nothing outside the process, by its label or the names it is
-        passed, close no exit stack, and neither keep data nor destroy something by its name
-        (`self._save_state()`, `self.kill()`, `shutil.rmtree(path)`)?"""
-        external = self.vocabulary.external
-        if external(step.label) or external(step.acts_on):
-            return False
-        if keeps_or_destroys(step.called_name):
-            return False
-        return step.label not in self.stack_closes
+        closes_stack = step.label in self.stack_closes
+        return self.vocabulary.in_process(step.label, step.acts_on, step.called_name, closes_stack)
 
     def _awaits_documented_best_effort(self, step: CriticalStep) -> bool:
         """Does the step await a project function whose docstring calls it best effort?"""
