@@ -135,7 +135,9 @@ def test_score_finds_the_bug_and_stays_silent_on_the_fix(mirrors, tmp_path: Path
     assert "gate, file alone (pre-commit): found 1/1 (1 at a buggy line, 1 with an error)" in out
     assert "gate, package (CI): found 1/1 (1 at a buggy line, 1 with an error)" in out
     assert "Fixed versions gate flags" not in out
+    assert "Held out" not in out  # no case says it is
     report = json.loads(results.read_text())
+    assert report["held_out_totals"] is None
     case = report["cases"][0]
     for mode in ("gate_file", "gate_package"):
         gate = case[mode]
@@ -152,6 +154,19 @@ def test_score_finds_the_bug_and_stays_silent_on_the_fix(mirrors, tmp_path: Path
     assert (
         tmp_path / "out" / "widget-1-finish" / "fixed" / "widget" / "job.py"
     ).read_text() == FIXED
+
+
+def test_held_out_cases_get_totals_of_their_own(mirrors, tmp_path: Path, capsys) -> None:
+    root, buggy, fixed = mirrors
+    cases = write_cases(tmp_path / "cases.toml", buggy, fixed, held_out="stop 42")
+    results = tmp_path / "results.json"
+    argv = ["--cases", str(cases), "--mirrors", str(root), "--out", str(tmp_path / "out")]
+    assert score.main([*argv, "--json", str(results), "--no-flake8"]) == 0
+    out = capsys.readouterr().out
+    held_out = out.split("Held out", 1)[1]
+    assert "gate, file alone (pre-commit): found 1/1" in held_out
+    report = json.loads(results.read_text())
+    assert report["held_out_totals"]["gate_file"]["found"] == 1
 
 
 def test_run_gate_in_package_mode_reads_the_whole_package(mirrors, tmp_path: Path) -> None:

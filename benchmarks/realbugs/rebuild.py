@@ -50,7 +50,7 @@ REQUIRED_KEYS = {
     "expected_rule",
     "why",
 }
-OPTIONAL_KEYS = {"fixed_path", "fixed_function", "link", "note", "fixed_flag_reason"}
+OPTIONAL_KEYS = {"fixed_path", "fixed_function", "link", "note", "fixed_flag_reason", "held_out"}
 
 
 class BenchmarkError(Exception):
@@ -75,6 +75,7 @@ class Case:
     link: str = ""
     note: str = ""
     fixed_flag_reason: str = ""  # why gate flags the fixed version: fix incomplete, or gate wrong
+    held_out: str = ""  # when the case was added without any rule changed for it, if it was
 
     def commit(self, version: str) -> str:
         return self.buggy_commit if version == "buggy" else self.fixed_commit

@@ -351,6 +351,14 @@ def render_totals(name: str, figures: dict[str, int]) -> str:
     )
 
 
+def render_tool_totals(figures: dict[str, dict[str, int]]) -> list[str]:
+    return [
+        render_totals("gate, file alone (pre-commit)", figures["gate_file"]),
+        render_totals("gate, package (CI)", figures["gate_package"]),
+        render_totals("flake8-async (per file: the same in both modes)", figures["flake8_async"]),
+    ]
+
+
 def render_reasons(rows: Sequence[CaseScore]) -> list[str]:
     """Every fixed version gate flags in either mode, with the reason its case records; and the
     reasons recorded for fixed versions gate no longer flags."""
@@ -395,14 +403,20 @@ def results_json(rows: Sequence[CaseScore], seconds: dict[str, float]) -> dict[s
                 "flake8_async": _tool_json(row.flake8),
             }
         )
+    held_out = [row for row in rows if row.item.case.held_out]
     return {
         "version": 2,
         "cases": cases,
-        "totals": {
-            **{f"gate_{mode}": totals([row.gate[mode] for row in rows]) for mode in GATE_MODES},
-            "flake8_async": totals([row.flake8 for row in rows]),
-        },
+        "totals": tool_totals(rows),
+        "held_out_totals": tool_totals(held_out) if held_out else None,
         "seconds": seconds,
+    }
+
+
+def tool_totals(rows: Sequence[CaseScore]) -> dict[str, dict[str, int]]:
+    return {
+        **{f"gate_{mode}": totals([row.gate[mode] for row in rows]) for mode in GATE_MODES},
+        "flake8_async": totals([row.flake8 for row in rows]),
     }
 
 
@@ -444,13 +458,15 @@ def score_all(
 def render_report(rows: Sequence[CaseScore], results: dict[str, object]) -> str:
     figures: dict[str, dict[str, int]] = results["totals"]  # type: ignore[assignment]
     seconds: dict[str, float] = results["seconds"]  # type: ignore[assignment]
-    parts = [
-        render_table(rows),
-        "",
-        render_totals("gate, file alone (pre-commit)", figures["gate_file"]),
-        render_totals("gate, package (CI)", figures["gate_package"]),
-        render_totals("flake8-async (per file: the same in both modes)", figures["flake8_async"]),
-        "",
+    parts = [render_table(rows), "", *render_tool_totals(figures), ""]
+    held_out: dict[str, dict[str, int]] | None = results["held_out_totals"]  # type: ignore[assignment]
+    if held_out is not None:
+        parts += [
+            "Held out (`held_out` in cases.toml: added without any rule changed for them):",
+            *render_tool_totals(held_out),
+            "",
+        ]
+    parts += [
         f"time: gate {seconds['gate_wall']} s wall for both modes "
         f"(runs summed: file {seconds['gate_file_runs']} s, "
         f"package {seconds['gate_package_runs']} s), flake8-async "
