@@ -621,3 +621,23 @@ class KeptThenRaised:
             # ruleid: cleanup-only-on-error
             await self._cleanup_orphaned_messages()
             raise
+
+
+class QueryConnection:
+    # Ctrl-C under asyncio reaches the awaiting task as a cancel, not as KeyboardInterrupt:
+    # the handler that cancels the query on the server never runs (psycopg #543)
+    async def wait(self, gen):
+        try:
+            return await self._wait_async(gen)
+        except KeyboardInterrupt:
+            # ruleid: cleanup-only-on-error
+            self.pgconn.cancel_query()
+            raise
+
+    async def wait_fixed(self, gen):
+        try:
+            return await self._wait_async(gen)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            # ok: cleanup-only-on-error
+            self.pgconn.cancel_query()
+            raise

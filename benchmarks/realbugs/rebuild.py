@@ -75,7 +75,7 @@ class Case:
     link: str = ""
     note: str = ""
     fixed_flag_reason: str = ""  # why gate flags the fixed version: fix incomplete, or gate wrong
-    held_out: str = ""  # when the case was added without any rule changed for it, if it was
+    held_out: str = ""  # when the case was pinned and added before gate ran on it, if it was
 
     def commit(self, version: str) -> str:
         return self.buggy_commit if version == "buggy" else self.fixed_commit

@@ -462,7 +462,7 @@ def render_report(rows: Sequence[CaseScore], results: dict[str, object]) -> str:
     held_out: dict[str, dict[str, int]] | None = results["held_out_totals"]  # type: ignore[assignment]
     if held_out is not None:
         parts += [
-            "Held out (`held_out` in cases.toml: added without any rule changed for them):",
+            "Held out (`held_out` in cases.toml: pinned and added before gate ran on them):",
             *render_tool_totals(held_out),
             "",
         ]

@@ -76,11 +76,17 @@ def _release(
     return vocabulary.consequence(name, receiver, source, exit_stack=stack)
 
 
+# What a handler may catch that abandons the work as a cancel does: a timeout, and Ctrl-C, which
+# a sync program gets as KeyboardInterrupt where asyncio delivers a cancel to the main task
+ABANDONING = frozenset({"Exception", "TimeoutError", "KeyboardInterrupt"})
+
+
 def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """`except Exception:`, `except TimeoutError:` (a timeout abandons the work as a cancel
-    does), a tuple with either; a bare or BaseException handler catches cancellation anyway."""
-    names = exception_names(handler.type)
-    return any(name in ("Exception", "TimeoutError") for name in names)
+    does), `except KeyboardInterrupt:` (under asyncio, Ctrl-C reaches the awaiting task as a
+    cancel, so the handler never runs), a tuple with one; a bare or BaseException handler
+    catches cancellation anyway."""
+    return any(name in ABANDONING for name in exception_names(handler.type))
 
 
 def _catches_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:

@@ -4,7 +4,9 @@
 Flags cleanup (a step such as `discard`, `close`, `kill`, `release`, or any call of a handler
 that cleans up and re-raises) that only an `except` clause narrower than cancellation runs,
 after a `try` body that can be interrupted: `except Exception:`, `except TimeoutError:`,
-`except OSError:`. A cancel at the await in the `try` body bypasses the handler entirely. A sync
+`except OSError:`, and `except KeyboardInterrupt:`, which under asyncio never sees Ctrl-C (it
+reaches the awaiting task as a cancel). A cancel at the await in the `try` body bypasses the
+handler entirely. A sync
 function that awaits through a greenlet bridge (sqlalchemy's `await_only()`, `await_fallback()`,
 `await_()`) is judged the same way: the bridged call is where the driving task's cancel lands.
 
