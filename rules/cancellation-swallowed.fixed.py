@@ -111,6 +111,7 @@ class WorkerLoopIsNotTeardown:
         try:
             await self.evaluate()
         # ok: cancellation-swallowed
+        # ruleid: cancellation-swallowed-outside-teardown
         except asyncio.CancelledError:
             pass
 
@@ -286,6 +287,7 @@ class HelperWhoseCallerCarriesOn:
         cleanup = asyncio.ensure_future(self.drain(attempt))
         try:
             await asyncio.shield(cleanup)
+        # ruleid: cancellation-swallowed-outside-teardown
         except asyncio.CancelledError:
             await self._await_ignoring_cancellation(cleanup)
 

@@ -96,6 +96,7 @@ class WorkerLoopIsNotTeardown:
         try:
             await self.evaluate()
         # ok: cancellation-swallowed
+        # ruleid: cancellation-swallowed-outside-teardown
         except asyncio.CancelledError:
             pass
 
@@ -249,6 +250,7 @@ class HelperWhoseCallerCarriesOn:
         cleanup = asyncio.ensure_future(self.drain(attempt))
         try:
             await asyncio.shield(cleanup)
+        # ruleid: cancellation-swallowed-outside-teardown
         except asyncio.CancelledError:
             await self._await_ignoring_cancellation(cleanup)
 

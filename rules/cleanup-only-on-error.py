@@ -581,6 +581,7 @@ class PingingClient:
     async def _flush_pending(self):
         try:
             await self._flush_queue.put(None)
+        # ruleid: cancellation-swallowed-outside-teardown
         except asyncio.CancelledError:
             pass
 

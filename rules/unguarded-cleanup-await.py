@@ -576,6 +576,7 @@ class McpSession:
         self._process.terminate()
         try:
             await asyncio.wait_for(self._process.wait(), 30)
+        # ruleid: cancellation-swallowed-outside-teardown
         except (asyncio.TimeoutError, asyncio.CancelledError):
             self._process.kill()
 

@@ -195,6 +195,7 @@ async def chat(connect, session):
     websocket = await connect(session.url)
     try:
         await session.wait_for_either()
+    # ruleid: cancellation-swallowed-outside-teardown
     except asyncio.CancelledError:
         pass
     # ok: unprotected-release
@@ -206,6 +207,7 @@ async def chat_and_report(connect, session):
     websocket = await connect(session.url)
     try:
         await session.wait_for_either()
+    # ruleid: cancellation-swallowed-outside-teardown
     except asyncio.CancelledError:
         pass
     await session.report()

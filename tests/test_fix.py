@@ -22,6 +22,7 @@ from gate.checks import RULES
 from gate.discovery import SourceFile
 from gate.filecheck import check_file
 from gate.filters import Selection, without_noqa
+from gate.fix.plan import autofix_of
 from gate.fix.source import SourceFixes, fix_source
 from gate.harness import sweep
 from gate.model import Family
@@ -66,8 +67,10 @@ def test_fixed_golden(name: str, tmp_path: Path) -> None:
         f"regenerate with GATE_UPDATE_GOLDEN=1 (rules/{name}.fixed.py)"
     )
     assert_fixed_for_good(f"{name}.py", result.fixed, tmp_path)
-    # every example of the rule itself that stays is one gate says it cannot fix, and why
+    # every example of a rule with a rewrite that stays is one gate says it cannot fix, and why
     for finding in result.findings:
+        if autofix_of(finding) is None:
+            continue  # a rule with no rewrite (the examples of another rule may hold its findings)
         assert finding.fix is not None and finding.fix.note, finding
         if finding.name == name and not finding.fix.available:
             assert "line" in finding.fix.note or "import" in finding.fix.note

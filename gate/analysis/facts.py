@@ -62,6 +62,9 @@ class RegionKind(Enum):
     CONFIGURED = "teardown function"
     METHOD = "teardown method"
     HELPER = "teardown helper"
+    # not teardown: the whole body of a function whose own `try` catches cancellation outside
+    # any teardown region, read for its cancellation handlers alone
+    BODY = "function body"
 
     @property
     def words(self) -> str:
@@ -447,6 +450,8 @@ class ModuleAnalysis:
     asyncio: bool = False  # the module imports asyncio
     stack_callbacks: tuple[StackCallback, ...] = ()
     hand_entered: tuple[HandEntered, ...] = ()
+    # the bodies of functions with a cancellation handler outside any region (RegionKind.BODY)
+    bodies: tuple[Region, ...] = ()
 
     def severity(self, consequences: Iterable[Consequence], region: Region | None) -> Severity:
         """The tier of a finding in `region` that puts steps with these consequences at stake.

@@ -1687,6 +1687,7 @@ class _Analyser:
         self.vocabulary = Vocabulary.of(config)
         self.by_qualname = {span.qualname: span for span in spans}
         self.regions: list[Region] = []
+        self.bodies: list[Region] = []
         self.narrow_handlers: list[NarrowHandler] = []
         self.unprotected_releases: list[UnprotectedRelease] = []
         self.stack_callbacks: list[StackCallback] = []
@@ -1831,10 +1832,20 @@ class _Analyser:
         kind = whole_body_kind(span, self.config)
         if kind is not None:
             return [self.analyse(span, kind, function.body)]
+        found = list(find_regions(function.body))
+        if any(kind is RegionKind.CANCEL_HANDLER for kind, *_ in found):
+            self.bodies.append(self.body_of(span))
         return [
             self.analyse(span, kind, body, by_cancel=only, extent=extent)
-            for kind, body, only, extent in find_regions(function.body)
+            for kind, body, only, extent in found
         ]
+
+    def body_of(self, span: FunctionSpan) -> Region:
+        """The function's whole body read as a region of its own, for the cancellation
+        handlers of the `try` statements no teardown region holds; not one of the regions."""
+        region = self.analyse(span, RegionKind.BODY, self.snippet_of(span).function.body)
+        self.regions.pop()
+        return region
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
         """Awaited helpers called from a region are teardown too: their bodies are regions. A
@@ -1940,6 +1951,7 @@ def analyse_functions(
         uses_asyncio,
         tuple(analyser.stack_callbacks),
         tuple(analyser.hand_entered),
+        tuple(analyser.bodies),
     )
 
 

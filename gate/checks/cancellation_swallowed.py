@@ -60,7 +60,8 @@ cancel is delayed rather than lost.
 
 ## Known problems
 Only handlers inside a teardown region are checked: a worker loop's top-level
-`except CancelledError: pass` is a choice this rule does not judge. A flag counts as kept when it
+`except CancelledError: pass` is a choice this rule does not judge
+(cancellation-swallowed-outside-teardown reports it, as a warning). A flag counts as kept when it
 is read anywhere else in the function, even if it is never acted on. A handler of a `try` whose
 body cannot suspend (no `await`, `async for` or `async with`) is not checked: a cancel is
 delivered only where a task suspends, so what it catches is another's (`task.exception()` of a
@@ -247,7 +248,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         if region.reraised_by_callers:
             continue  # what the helper keeps, every caller raises again
         for handler in region.cancel_handlers:
-            if swallows(handler) and not _only_shielded(handler, region):
+            if swallows(handler) and not only_shielded(handler, region):
                 yield RULE.finding(
                     locate(handler.node),
                     "cancellation is caught here and never re-raised or kept: the task carries "
@@ -269,7 +270,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
             )
 
 
-def _only_shielded(handler: CancelHandler, region: Region) -> bool:
+def only_shielded(handler: CancelHandler, region: Region) -> bool:
     """Is every await of the handler's `try` body shielded (a scope around it, or a callee
     whose body is)? No cancel lands there: the handler catches errors alone."""
     inside = [
