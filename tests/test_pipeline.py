@@ -334,3 +334,41 @@ def test_workers_die_with_their_parent() -> None:
         initargs=(os.getpid(),),
     ) as pool:
         assert pool.submit(_death_signal, 0).result() == signal.SIGTERM
+
+
+LINKED_HELPER = """\
+import asyncio
+
+
+async def _drain(job):
+    await job.flush()
+    job.write_result()
+
+
+async def run(job):
+    try:
+        await job.evaluate()
+    finally:
+        await _drain(job)
+
+
+async def poll(job):
+    try:
+        await _drain(job)
+    except asyncio.CancelledError:
+        pass
+"""
+
+
+def test_a_helper_is_linked_only_to_the_teardown_awaiting_it(tmp_path: Path) -> None:
+    """The lines that make a helper's finding new in a change are those of the awaits that make
+    it teardown (line 13), not of an await in ordinary code (line 18), though that function's
+    body is read for its cancellation handler."""
+    path = tmp_path / "helpers.py"
+    path.write_text(LINKED_HELPER, encoding="utf-8")
+    result = check_file(SourceFile(path, "helpers.py"), GateConfig())
+    linked = {
+        f.location.line: f.detail.linked_lines for f in result.all_findings if f.code == "GATE100"
+    }
+    assert linked == {6: ((13, 13),)}
+    assert {f.code for f in result.all_findings if f.location.line == 19} == {"GATE109"}

@@ -1711,6 +1711,26 @@ class _Analyser:
         extent: cst.CSTNode | None = None,
     ) -> Region:
         snippet = self.snippet_of(span)
+        region = self._read(span, snippet, kind, body, origin, by_cancel)
+        if kind in (RegionKind.AEXIT, RegionKind.METHOD) and self._delegates(span, body):
+            region = dataclasses.replace(region, delegates=True)
+        region = self._with_caller_facts(region, span, extent or snippet.function)
+        self.regions.append(region)
+        self.links.add(region, span, self._awaited_helpers(region, span))
+        self._register(region, snippet)
+        return region
+
+    def _read(
+        self,
+        span: FunctionSpan,
+        snippet: Snippet,
+        kind: RegionKind,
+        body: cst.BaseSuite,
+        origin: str = "",
+        by_cancel: bool = False,
+    ) -> Region:
+        """The facts of one piece of a function, walked with what the project says of the
+        calls in it."""
         walker = _RegionWalker(snippet.module, self.config, snippet.function.body, self.vocabulary)
         if self.project is not None:
             project, owner = self.project, span.self_class
@@ -1728,14 +1748,7 @@ class _Analyser:
         walker.cancel_only.append(kind is RegionKind.CANCEL_HANDLER and by_cancel)
         walker.walk_suite(body)
         lines = (span.first_line, span.last_line)
-        region = walker.region(kind, span.qualname, origin, lines, by_cancel, body)
-        if kind in (RegionKind.AEXIT, RegionKind.METHOD) and self._delegates(span, body):
-            region = dataclasses.replace(region, delegates=True)
-        region = self._with_caller_facts(region, span, extent or snippet.function)
-        self.regions.append(region)
-        self.links.add(region, span, self._awaited_helpers(region, span))
-        self._register(region, snippet)
-        return region
+        return walker.region(kind, span.qualname, origin, lines, by_cancel, body)
 
     def _delegates(self, span: FunctionSpan, body: cst.BaseSuite) -> bool:
         """Is the body one await of another teardown method, after a docstring and guards that
@@ -1842,9 +1855,12 @@ class _Analyser:
 
     def body_of(self, span: FunctionSpan) -> Region:
         """The function's whole body read as a region of its own, for the cancellation
-        handlers of the `try` statements no teardown region holds; not one of the regions."""
-        region = self.analyse(span, RegionKind.BODY, self.snippet_of(span).function.body)
-        self.regions.pop()
+        handlers of the `try` statements no teardown region holds. Not one of the regions:
+        neither linked to the helpers it awaits nor given its callers' facts."""
+        snippet = self.snippet_of(span)
+        region = self._read(span, snippet, RegionKind.BODY, snippet.function.body)
+        region = dataclasses.replace(region, extent=snippet.function)
+        self._register(region, snippet)
         return region
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:
