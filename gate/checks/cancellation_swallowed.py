@@ -248,7 +248,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         if region.reraised_by_callers:
             continue  # what the helper keeps, every caller raises again
         for handler in region.cancel_handlers:
-            if swallows(handler) and not only_shielded(handler, region):
+            if drops_cancel(handler, region):
                 yield RULE.finding(
                     locate(handler.node),
                     "cancellation is caught here and never re-raised or kept: the task carries "
@@ -270,7 +270,13 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
             )
 
 
-def only_shielded(handler: CancelHandler, region: Region) -> bool:
+def drops_cancel(handler: CancelHandler, region: Region) -> bool:
+    """Does the handler swallow a cancel of the task: it neither re-raises nor keeps what it
+    catches, and a cancel can land in its `try` (not every await there is shielded)?"""
+    return swallows(handler) and not _only_shielded(handler, region)
+
+
+def _only_shielded(handler: CancelHandler, region: Region) -> bool:
     """Is every await of the handler's `try` body shielded (a scope around it, or a callee
     whose body is)? No cancel lands there: the handler catches errors alone."""
     inside = [

@@ -71,7 +71,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
-from gate.checks.cancellation_swallowed import only_shielded, swallows
+from gate.checks.cancellation_swallowed import drops_cancel
 from gate.model import Family, Finding, Severity
 from gate.rule import Locate, Rule, shared_sections
 
@@ -84,7 +84,7 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         for handler in body.cancel_handlers:
             if id(handler.node) in judged or handler.awaits_cancelled_task:
                 continue  # a teardown region's (cancellation-swallowed's), or a child's cancel
-            if swallows(handler) and not only_shielded(handler, body):
+            if drops_cancel(handler, body):
                 yield RULE.finding(
                     locate(handler.node),
                     "cancellation is caught here and never re-raised or kept: the function "
