@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -258,6 +259,24 @@ def test_bad_options_are_value_errors(options: dict, message: str) -> None:
 
 def test_every_fault_is_known_to_the_cli_and_the_api() -> None:
     assert FAULTS == ("cancel", "cancel-twice", "error", "keyboard-interrupt")
+
+
+def test_a_sweep_without_a_root_removes_its_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # gate seams sweeps without a root: each run's directories are its own business, and a
+    # pre-commit hook run a thousand times must not leave a thousand behind
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    report = sweep(s.saves_on_cancel, s.check, faults=("cancel",))
+    assert [trial.outcome for trial in report.trials] == ["ok", "ok"]
+    assert list(tmp_path.iterdir()) == []
+    kept = tmp_path / "kept"
+    sweep(s.saves_on_cancel, s.check, faults=("cancel",), root=kept)
+    assert sorted(path.name for path in kept.iterdir()) == [
+        "clean",
+        "seam-001-cancel",
+        "seam-002-cancel",
+    ]
 
 
 # -- what the harness imports

@@ -388,10 +388,19 @@ def sweep(
     `check(workdir, state)` raises when an artifact is missing. Each run gets a fresh event loop,
     a fresh empty directory under `root` (a temporary directory by default) and a fresh
     namespace as `state`. Outcomes in `accept` (`replaced`, `error:swallowed`) count as ok.
-    Raises ValueError for bad options and SweepError when the clean run fails.
+    Raises ValueError for bad options and SweepError when the clean run fails. The temporary
+    directory is removed before it returns; a `root` given is left as the runs left it.
     """
     options = Options.build(faults, timeout, backend, accept)
-    base = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="gate-seams-"))
+    if root is not None:
+        return _sweep(scenario, check, options, Path(root), target)
+    with tempfile.TemporaryDirectory(prefix="gate-seams-", ignore_cleanup_errors=True) as base:
+        return _sweep(scenario, check, options, Path(base), target)
+
+
+def _sweep(
+    scenario: Scenario, check: Check, options: Options, base: Path, target: str
+) -> SweepReport:
     started = time.perf_counter()
     seams = list_seams(scenario, check, _workdir(base, "clean"), options)
     clean_seconds = time.perf_counter() - started
