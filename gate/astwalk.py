@@ -8,6 +8,16 @@ from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 
+def dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
 def parameters_of(arguments: ast.arguments) -> list[ast.arg]:
     """A function's named parameters: positional ones in order, then keyword-only (not `*args`
     or `**kwargs`)."""

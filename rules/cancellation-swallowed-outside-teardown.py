@@ -77,3 +77,47 @@ async def in_a_finally(job):
         except asyncio.CancelledError:
             pass
         job.write_result()
+
+
+class WaitingClient:
+    # found on real code (psycopg #1277): the cancel is kept in `self.error`, but a connection
+    # handed over while it landed is returned first, and the cancelled task carries on
+    async def wait(self, timeout):
+        async with self._cond:
+            if not (self.conn or self.error):
+                try:
+                    if not await self._cond.wait_timeout(timeout):
+                        self.error = TimeoutError()
+                # ruleid: cancellation-swallowed-outside-teardown
+                except (Exception, asyncio.CancelledError) as ex:
+                    self.error = ex
+        if self.conn:
+            return self.conn
+        else:
+            raise self.error
+
+    async def wait_fixed(self, timeout):
+        async with self._cond:
+            if not (self.conn or self.error):
+                try:
+                    if not await self._cond.wait_timeout(timeout):
+                        self.error = TimeoutError()
+                # ok: cancellation-swallowed-outside-teardown
+                except (Exception, asyncio.CancelledError) as ex:
+                    self.error = ex
+        if self.error:
+            raise self.error
+        return self.conn
+
+
+async def kept_and_raised_first(fut, save):
+    cancelled = None
+    try:
+        await fut
+    # ok: cancellation-swallowed-outside-teardown
+    except asyncio.CancelledError as error:
+        cancelled = error
+    save()
+    if cancelled is not None:
+        raise cancelled
+    return fut.result()

@@ -642,3 +642,71 @@ class QueryConnection:
             # ok: cleanup-only-on-error
             self.pgconn.cancel_query()
             raise
+
+
+async def run_case(lifecycle, case, task):
+    # found on real code (pydantic-ai #5322): the teardown follows a `try` that absorbs every
+    # error so that it always runs; a cancel during setup or the task skips it
+    lc = lifecycle(case)
+    try:
+        await lc.setup()
+        result = await task(case)
+    except Exception as exc:
+        result = exc
+    if lc is not None:
+        # ruleid: cleanup-only-on-error
+        await lc.teardown(result)
+    return result
+
+
+async def run_case_fixed(lifecycle, case, task):
+    lc = lifecycle(case)
+    result = None
+    try:
+        await lc.setup()
+        result = await task(case)
+    except Exception as exc:
+        result = exc
+    finally:
+        # ok: cleanup-only-on-error
+        # ruleid: unguarded-cleanup-await
+        await lc.teardown(result)
+    return result
+
+
+async def reraised(client, container):
+    # the handler re-raises: an error skips the stop as a cancel does, by design
+    try:
+        await client.post("/stop")
+    except Exception:
+        log_failure()
+        raise
+    # ok: cleanup-only-on-error
+    container.stop()
+
+
+async def next_step(self, rpc):
+    # what follows the `try` was not there before it: the function's next step, not its cleanup
+    try:
+        await rpc()
+    except Exception:
+        log_failure()
+    if self._timer:
+        # ok: cleanup-only-on-error
+        self._timer.cancel()
+
+
+async def error_branch_after(client, container, hook):
+    try:
+        await client.post("/stop")
+    except Exception:
+        log_failure()
+    try:
+        hook()
+    except Exception:
+        # ok: cleanup-only-on-error
+        container.stop()
+
+
+def log_failure():
+    pass

@@ -214,3 +214,72 @@ async def chat_and_report(connect, session):
     # ruleid: unprotected-release
     await websocket.close()
     return websocket.close_code
+
+
+class SubscriptionIterator:
+    # found on real code (nats.py #804): the task that takes the next message is cancelled only
+    # on the normal path; a cancel during the wait leaves it running, and the message it then
+    # takes off the queue is lost
+    async def __anext__(self):
+        get_task = asyncio.get_running_loop().create_task(self._queue.get())
+        done, _ = await asyncio.wait(
+            [get_task, self._unsubscribed], return_when=asyncio.FIRST_COMPLETED
+        )
+        if get_task in done:
+            return get_task.result()
+        # ruleid: unprotected-release
+        get_task.cancel()
+        raise StopAsyncIteration
+
+    async def next_fixed(self):
+        get_task = asyncio.create_task(self._queue.get())
+        try:
+            await asyncio.wait([get_task, self._unsubscribed])
+        except BaseException:
+            cancel_all(get_task)  # a helper handed the task releases it too
+            raise
+        if not get_task.done():
+            # ok: unprotected-release
+            get_task.cancel()
+        return get_task
+
+
+async def waits_for_the_task(queue):
+    # wait_for cancels the task it waits for when the wait is cancelled
+    task = asyncio.ensure_future(queue.get())
+    item = await asyncio.wait_for(task, 5)
+    # ok: unprotected-release
+    task.cancel()
+    return item
+
+
+async def grouped(group, queue):
+    # a task group's task: the group waits for it and cancels it on the way out
+    task = group.create_task(queue.get())
+    await asyncio.sleep(1)
+    # ok: unprotected-release
+    task.cancel()
+
+
+async def kept_then_cancelled(assignment):
+    # the cancel the handler keeps reaches the cancel after the `try` as well
+    waiter = None
+    try:
+        while True:
+            waiter = asyncio.create_task(assignment.changed.wait())
+            await asyncio.wait([assignment.gone, waiter])
+            if not waiter.done():
+                # ok: unprotected-release
+                waiter.cancel()
+                waiter = None
+    # ruleid: cancellation-swallowed-outside-teardown
+    except asyncio.CancelledError:
+        pass
+    if waiter is not None:
+        # ok: unprotected-release
+        waiter.cancel()
+
+
+def cancel_all(*tasks):
+    for task in tasks:
+        task.cancel()

@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from gate.analysis.cancellation import LEVEL_TRIGGERED_LIBRARIES, catches_cancellation
-from gate.analysis.vocabulary import Vocabulary
+from gate.analysis.vocabulary import Vocabulary, spawns_task
 from gate.astwalk import (
     HOLDS_STATEMENTS,
     LEAVES,
     PerType,
     child_nodes,
     child_statements,
+    dotted,
     self_class_of,
     walk_nodes,
 )
@@ -375,10 +376,10 @@ def _self_name(node: ast.expr) -> bool:
 def _acts_on_acquired(function: ast.AsyncFunctionDef) -> tuple[str, ...]:
     """The final names of method calls whose receiver or an argument is a value the function
     acquired with an await, a container it put one in, or an item of such a container."""
-    if not _awaited_targets(list(_own_statements(function))):
+    if not _acquiring_targets(list(_own_statements(function))):
         return ()  # found from the statements alone, without visiting every expression
     nodes = _own_nodes(function)
-    holders = _awaited_targets(nodes)
+    holders = _acquiring_targets(nodes)
     calls = [node for node in nodes if type(node) is ast.Call]
     loops = [node for node in nodes if type(node) in _LOOPS]
     holders |= {name for call in calls for name in _container_of(call, holders)}
@@ -398,14 +399,32 @@ def _methods_on(calls: list[ast.Call], holders: set[str]) -> set[str]:
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.comprehension})  # the nodes `_item_of` reads
 
 
-def _awaited_targets(nodes: list[ast.AST]) -> set[str]:
-    """Names bound to an awaited value: `conn = await pool.acquire()`."""
+def _acquiring_targets(nodes: list[ast.AST]) -> set[str]:
+    """Names bound to an awaited value (`conn = await pool.acquire()`) or to a task started on
+    its own (`waiter = asyncio.create_task(...)`)."""
     found = set()
     for node in nodes:
-        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Await):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and _acquires(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found |= {target.id for target in targets if isinstance(target, ast.Name)}
     return found
+
+
+def _acquires(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.Await):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name):
+        return spawns_task(func.id, None)
+    if not isinstance(func, ast.Attribute):
+        return False
+    receiver = func.value
+    if isinstance(receiver, ast.Call):
+        inner = dotted(receiver.func)
+        return inner is not None and spawns_task(func.attr, f"{inner}()")
+    return spawns_task(func.attr, dotted(receiver))
 
 
 def _container_of(node: ast.AST, holders: set[str]) -> set[str]:

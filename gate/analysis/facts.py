@@ -220,6 +220,16 @@ class CriticalStep:
 
 
 @dataclass(frozen=True)
+class DroppedKeep:
+    """Where a cancel a handler keeps to raise later is lost: the name it is kept in
+    (`self.error`), a `return` that can leave the function before the raise, and that raise."""
+
+    kept_in: str
+    returned: cst.CSTNode
+    raised: cst.CSTNode
+
+
+@dataclass(frozen=True)
 class CancelHandler:
     """A handler inside a region that catches cancellation; `function_body` is the body of the
     function it is in, for rules that ask where a name it sets is read."""
@@ -232,6 +242,9 @@ class CancelHandler:
     # handler is there for the child's cancel, and swallows the caller's only if one lands then
     awaits_cancelled_task: bool = False
     statement: cst.CSTNode | None = None  # its `try`
+    # outside teardown: the handler keeps the cancel, and the function can return before it
+    # raises it (gate.analysis.kept_cancel)
+    dropped: DroppedKeep | None = None
 
 
 @dataclass(frozen=True)
@@ -322,13 +335,18 @@ class NarrowHandler:
     # for a cancellation handler's steps placed after a re-raise it may take: that `if ...:
     # raise`, which the try's other handlers take only after those steps
     raised_at: cst.CSTNode | None = None
+    # the steps follow the `try`, which this broad handler lets the function go on to after an
+    # error (`except Exception: log(...)`): the normal path and the error's reach them, a
+    # cancel does not
+    after: bool = False
 
 
 @dataclass(frozen=True)
 class UnprotectedRelease:
-    """A call that releases a value the function acquired with an await (or a container holding
-    such values), reached only on the normal path: an await that can suspend lies between the
-    acquisition and the release, and no `finally:` or handler of the function releases it."""
+    """A call that releases a value the function acquired with an await or a task it started on
+    its own (or a container holding such values), reached only on the normal path: an await
+    that can suspend lies between the acquisition and the release, and no `finally:` or handler
+    of the function releases it."""
 
     function: str
     function_lines: tuple[int, int]
@@ -341,6 +359,8 @@ class UnprotectedRelease:
     # the release takes back a change the function made to an attribute of `self` (`self.n -= 1`
     # after `self.n += 1`), not a value an await acquired
     undoes: bool = False
+    # what is released is a task the function started on its own, and the release its cancel()
+    started: bool = False
 
 
 def _exclusive(a: tuple[Branch, ...], b: tuple[Branch, ...]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -17,11 +17,12 @@ from gate.analysis.summary import FunctionSummary
 from gate.analysis.vocabulary import Vocabulary
 from gate.analysis.walker import (
     _unconditional_raise,
-    blocks,
     bookkeeping,
     cancel_handler_index,
+    child_suites,
     collect,
     dotted_name,
+    ends_with,
     exception_names,
     final_name,
     loop_receivers,
@@ -87,6 +88,75 @@ def _broad_or_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> boo
     cancel, so the handler never runs), a tuple with one; a bare or BaseException handler
     catches cancellation anyway."""
     return any(name in ABANDONING for name in exception_names(handler.type))
+
+
+def _goes_on(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """An `except Exception:` (or a tuple with it) whose block does not always end by leaving
+    (a raise, return, break or continue): after an error, the function goes on past the `try`."""
+    return "Exception" in exception_names(handler.type) and not _leaves(handler.body)
+
+
+LEAVING = (cst.Raise, cst.Return, cst.Break, cst.Continue)
+
+
+def _leaves(body: cst.BaseSuite) -> bool:
+    """Does the block end by leaving on every path: a raise, return, break or continue last, or
+    an `if` whose every arm, `else` included, leaves?"""
+    if ends_with(body, LEAVING):
+        return True
+    listed = statements(body)
+    last = listed[-1] if listed else None
+    while isinstance(last, cst.If):
+        if not _leaves(last.body) or last.orelse is None:
+            return False
+        if isinstance(last.orelse, cst.Else):
+            return _leaves(last.orelse.body)
+        last = last.orelse
+    return False
+
+
+def _give_backs(listed: Sequence[cst.BaseStatement]) -> Iterator[tuple[cst.Call, str]]:
+    """The calls that may give something back by name in the statements right after a `try`, up
+    to the first that awaits: not a logging call, one whose result decides a branch, or one in
+    an `except` clause (which runs for an error of its own)."""
+    for statement in listed:
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+            continue
+        skipped = _tested_calls(statement) | _handled_calls(statement)
+        found = collect(statement)
+        for call in found.calls:
+            name = final_name(call.func)
+            if name is not None and not _logs(call) and id(call) not in skipped:
+                yield call, name
+        if found.awaits or isinstance(statement, cst.Try | cst.TryStar):
+            return
+
+
+def _handled_calls(statement: cst.CSTNode) -> set[int]:
+    """The calls in the `except` clauses at or below the statement, by id."""
+    return {
+        id(call)
+        for node in descendants(statement)
+        if isinstance(node, cst.ExceptHandler | cst.ExceptStarHandler)
+        for call in collect(node.body).calls
+    }
+
+
+def _dotted_names(nodes: Sequence[cst.CSTNode]) -> set[str]:
+    """The dotted names the code reads or binds (`lc`, `self._room`, `self`)."""
+    return {
+        name
+        for node in nodes
+        for below in descendants(node)
+        if isinstance(below, cst.Name | cst.Attribute) and (name := dotted_name(below))
+    }
+
+
+def _acts_on(call: cst.Call) -> set[str]:
+    """The dotted names of what a call acts on: its receiver and its named arguments."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    values = [receiver, *(arg.value for arg in call.args)]
+    return {name for value in values if value is not None and (name := dotted_name(value))}
 
 
 def _catches_timeout(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
@@ -461,8 +531,9 @@ class _NarrowHandlers:
         self.found: list[NarrowHandler] = []
         self.cancel_paths: set[str] = set()
         self.tries: list[cst.Try | cst.TryStar] = []
-        # the statements before each `try` in its block, by id of the `try`
+        # the statements before and after each `try` in its block, by id of the `try`
         self.before: dict[int, Sequence[cst.BaseStatement]] = {}
+        self.after: dict[int, Sequence[cst.BaseStatement]] = {}
         self._collect(snippet.function.body)
         for statement in [] if self._shielded_by_callers() else self.tries:
             self._judge(statement)
@@ -506,16 +577,9 @@ class _NarrowHandlers:
             if isinstance(statement, cst.Try | cst.TryStar):
                 self._note_try(statement)
                 self.before[id(statement)] = listed[:index]
-            for _, _, block in blocks(statement):
-                inner = (
-                    block.body
-                    if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler)
-                    else block
-                )
-                if isinstance(inner, cst.If):
-                    self._collect(cst.IndentedBlock(body=[inner]))
-                else:
-                    self._collect(inner)  # type: ignore[arg-type]
+                self.after[id(statement)] = listed[index + 1 :]
+            for suite in child_suites(statement):
+                self._collect(suite)
 
     def _note_try(self, statement: cst.Try | cst.TryStar) -> None:
         """Keep the `try`, and the names its cancellation handler and `finally:` call."""
@@ -590,6 +654,7 @@ class _NarrowHandlers:
         if index is not None:
             self._raised_first(statement, index, interrupt)
             return  # the cancel has a handler of its own
+        self._after_the_try(statement, interrupt)
         for handler in statement.handlers:
             test = _cancel_test(handler)
             if test is not None:
@@ -598,18 +663,52 @@ class _NarrowHandlers:
                 statement, interrupt, self._steps(statement, handler, _broad_or_timeout(handler))
             )
             if steps and not self._nothing_to_undo(statement, steps):
-                cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
-                self.found.append(
-                    NarrowHandler(
-                        function=self.span.qualname,
-                        function_lines=(self.span.first_line, self.span.last_line),
-                        handler=handler,
-                        interrupt=interrupt,
-                        interrupt_text=self._code(interrupt),
-                        steps=tuple(steps),
-                        cleaned_elsewhere=bool(cleaned & self.cancel_paths),
-                    )
-                )
+                self.found.append(self._cleaning(handler, interrupt, steps))
+
+    def _cleaning(
+        self,
+        handler: cst.ExceptHandler | cst.ExceptStarHandler,
+        interrupt: cst.CSTNode,
+        steps: Sequence[HandlerStep] = (),
+        **facts: Any,
+    ) -> NarrowHandler:
+        """The handler, the first await a cancel can come out of, and the cleanup steps that
+        cancel skips, not counting those the function also runs on the cancel's own path
+        (unless `facts` says otherwise)."""
+        cleaned = {s.label.removesuffix("()").rsplit(".", 1)[-1] for s in steps}
+        facts.setdefault("cleaned_elsewhere", bool(cleaned & self.cancel_paths))
+        return NarrowHandler(
+            function=self.span.qualname,
+            function_lines=(self.span.first_line, self.span.last_line),
+            handler=handler,
+            interrupt=interrupt,
+            interrupt_text=self._code(interrupt),
+            steps=tuple(steps),
+            **facts,
+        )
+
+    def _after_the_try(self, statement: cst.Try | cst.TryStar, interrupt: cst.CSTNode) -> None:
+        """The give-back steps that follow a `try` with no `finally:` whose `except Exception:`
+        lets the function go on: placed to run whether the work succeeds or fails, they do not
+        run when a cancel, no Exception, leaves the `try` body."""
+        handler = next((h for h in statement.handlers if _goes_on(h)), None)
+        if handler is None or statement.finalbody is not None:
+            return
+        steps = self._steps_after(statement)
+        if steps:
+            self.found.append(self._cleaning(handler, interrupt, steps, after=True))
+
+    def _steps_after(self, statement: cst.Try | cst.TryStar) -> list[HandlerStep]:
+        """The give-back steps right after the `try`, of what was there in or before it."""
+        steps = [
+            HandlerStep(call, f"{dotted_name(call.func) or name}()", consequence)
+            for call, name in _give_backs(self.after.get(id(statement), ()))
+            if (consequence := self._released(statement, call, name)) is not None
+        ]
+        if not steps:
+            return steps
+        seen = _dotted_names([*self.before.get(id(statement), ()), statement])
+        return [step for step in steps if _acts_on(step.node) & seen]  # type: ignore[arg-type]
 
     def _raised_first(
         self, statement: cst.Try | cst.TryStar, index: int, interrupt: cst.Await | cst.Call
@@ -631,15 +730,8 @@ class _NarrowHandlers:
         ]
         if steps:
             self.found.append(
-                NarrowHandler(
-                    function=self.span.qualname,
-                    function_lines=(self.span.first_line, self.span.last_line),
-                    handler=handler,
-                    interrupt=interrupt,
-                    interrupt_text=self._code(interrupt),
-                    steps=tuple(steps),
-                    cleaned_elsewhere=False,
-                    raised_at=listed[gate_at],
+                self._cleaning(
+                    handler, interrupt, steps, cleaned_elsewhere=False, raised_at=listed[gate_at]
                 )
             )
 
@@ -656,16 +748,7 @@ class _NarrowHandlers:
         interrupt: cst.CSTNode,
         test: cst.CSTNode,
     ) -> NarrowHandler:
-        return NarrowHandler(
-            function=self.span.qualname,
-            function_lines=(self.span.first_line, self.span.last_line),
-            handler=handler,
-            interrupt=interrupt,
-            interrupt_text=self._code(interrupt),
-            steps=(),
-            cleaned_elsewhere=False,
-            cancel_test=test,
-        )
+        return self._cleaning(handler, interrupt, cancel_test=test)
 
     def _nothing_to_undo(self, statement: cst.Try | cst.TryStar, steps: list[HandlerStep]) -> bool:
         """Would the handler's steps do nothing on a cancel's path? So when each is a method of

@@ -1,6 +1,6 @@
-"""Values a function acquires with an await and releases only on its normal path: the awaits in
-between, and whether a `finally:` or a handler of the function releases them too (facts for
-unprotected-release)."""
+"""Values a function acquires with an await, and tasks it starts on their own, that it releases
+only on its normal path: the awaits in between, and whether a `finally:` or a handler of the
+function releases them too (facts for unprotected-release)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import libcst as cst
 from gate.analysis.candidates import CONTAINER_ADDS, FunctionSpan
 from gate.analysis.cstwalk import descendants, walk
 from gate.analysis.facts import Consequence, UnprotectedRelease
-from gate.analysis.vocabulary import Vocabulary, gives_back, looks_up
+from gate.analysis.vocabulary import Vocabulary, gives_back, looks_up, spawns_task
 from gate.analysis.walker import (
     _unconditional_raise,
     collect,
@@ -33,12 +33,14 @@ def unprotected_releases(analyser: Analyser, span: FunctionSpan) -> list[Unprote
     suspend."""
     snippet = analyser.snippet_of(span)
     body = snippet.function.body
-    holders = _holders(body)
-    if not holders:  # nothing acquired by an await: nothing to release
+    holders, tasks = _holders(body)
+    if not holders:  # nothing acquired by an await or started: nothing to release
         return []
     suspends = await_suspends(analyser, span)
     sheltered = _shielded_awaits(analyser, span, body)
-    flow = _Flow(holders, analyser.vocabulary, lambda n: id(n) not in sheltered and suspends(n))
+    flow = _Flow(
+        holders, tasks, analyser.vocabulary, lambda n: id(n) not in sheltered and suspends(n)
+    )
     walk(body, flow)
     found = [
         _fact(span, snippet.module, release, acquired, between)
@@ -68,6 +70,7 @@ def _fact(
         acquired=acquired.node,
         interrupt=between[0].node,
         interrupt_text=_code(module, between[0].node),
+        started=acquired.started,
     )
 
 
@@ -79,6 +82,8 @@ class _Acquired:
     # a lookup (`container = await self.get(name)`) of what exists apart from the function: it
     # may close or release it, but leaves nothing behind by not destroying it
     lookup: bool = False
+    # a task started on its own (`asyncio.create_task(...)`), which its `cancel()` releases
+    started: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,9 @@ class _Await:
     statement: cst.CSTNode | None
     # the blocks it is in that a cancel landing in it does not leave for the code after them
     within: tuple[int, ...] = ()
+    # the started tasks a cancel landing here is passed on to (`await task`, `await
+    # asyncio.wait_for(task, 5)`, `await asyncio.gather(*tasks)`): it leaves none of them running
+    forwards: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -110,11 +118,17 @@ def _between(point: _Await, acquired: _Acquired, release: _Release) -> bool:
         return False
     if release.statement is not None and point.statement is release.statement:
         return False
-    if not set(point.within) <= set(release.within):
+    if not _stays_in(point, release):
         return False  # the await is in a block the cancel does not leave, and the release is not
     # a loop that acquires again only after this pass's release leaks nothing in its next pass
     reacquires = set(acquired.loops) - set(release.loops)
     return point.order > acquired.order or bool(set(point.loops) & reacquires)
+
+
+def _stays_in(point: _Await, release: _Release) -> bool:
+    """Is the release in every block a cancel at the await does not leave for the code after
+    it? Then the cancel leaves the function before the release."""
+    return set(point.within) <= set(release.within)
 
 
 def _keeps_the_cancel(handler: cst.ExceptHandler) -> bool:
@@ -167,27 +181,35 @@ def await_suspends(analyser: Analyser, span: FunctionSpan) -> Callable[[cst.Awai
     return suspends
 
 
-def _holders(body: cst.CSTNode) -> dict[str, str]:
+def _holders(body: cst.CSTNode) -> tuple[dict[str, str], set[str]]:
     """Every name that holds an acquired value, mapped to what was acquired: a name bound to an
-    await holds itself; a container it is put in holds itself; an item of that container holds
-    the container."""
+    await or to a started task holds itself; a container it is put in holds itself; an item of
+    that container holds the container. And those of the roots that hold started tasks."""
     nodes = list(descendants(body))  # read once for every question below
-    roots = {name: name for name in _awaited_targets(nodes)}
+    awaited, started = _acquiring_targets(nodes)
+    roots = {name: name for name in awaited | started}
     if not roots:
-        return roots
-    _containers_held(nodes, roots)
+        return roots, started
+    _containers_held(nodes, roots, started)
     loops = [node for node in nodes if isinstance(node, cst.For | cst.CompFor)]
     for _ in loops:  # until nothing changes: a loop over an item of another loop comes after it
         if not _items_held(loops, roots):
             break
-    return roots
+    return roots, started
 
 
-def _containers_held(nodes: list[cst.CSTNode], roots: dict[str, str]) -> None:
-    """A container a held value is put in (`conns.append(conn)`) holds itself."""
+def _containers_held(nodes: list[cst.CSTNode], roots: dict[str, str], started: set[str]) -> None:
+    """A container a held value is put in (`conns.append(conn)`) holds itself (and holds
+    started tasks when the value is one)."""
     for call in nodes:
-        if _container_add(call) and _names(call.args) & roots.keys():  # type: ignore[attr-defined]
-            roots.update((name, name) for name in _names_of([call.func.value]))  # type: ignore[attr-defined]
+        if not _container_add(call):
+            continue
+        added = _names(call.args) & roots.keys()  # type: ignore[attr-defined]
+        if added:
+            containers = _names_of([call.func.value])  # type: ignore[attr-defined]
+            roots.update((name, name) for name in containers)
+            if {roots[name] for name in added} & started:
+                started |= containers
 
 
 def _items_held(loops: list[cst.For | cst.CompFor], roots: dict[str, str]) -> bool:
@@ -201,15 +223,42 @@ def _items_held(loops: list[cst.For | cst.CompFor], roots: dict[str, str]) -> bo
     return roots != before
 
 
-def _awaited_targets(nodes: list[cst.CSTNode]) -> set[str]:
-    """Names bound to an awaited value among the nodes: `conn = await pool.acquire()`."""
-    return {
-        target.target.value  # type: ignore[attr-defined]
-        for assign in nodes
-        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Await)
-        for target in assign.targets
-        if isinstance(target.target, cst.Name)
-    }
+def _acquiring_targets(nodes: list[cst.CSTNode]) -> tuple[set[str], set[str]]:
+    """Names bound to an awaited value among the nodes (`conn = await pool.acquire()`), and
+    names bound to a task started on its own (`waiter = asyncio.create_task(...)`)."""
+    awaited: set[str] = set()
+    started: set[str] = set()
+    for assign in nodes:
+        if not isinstance(assign, cst.Assign):
+            continue
+        kind = awaited if isinstance(assign.value, cst.Await) else started
+        if kind is started and not starts_task(assign.value):
+            continue
+        kind.update(
+            target.target.value for target in assign.targets if isinstance(target.target, cst.Name)
+        )
+    return awaited, started - awaited
+
+
+def starts_task(value: cst.BaseExpression) -> bool:
+    """Is this a call that starts a task on its own (`asyncio.create_task(...)`,
+    `loop.create_task(...)`, `asyncio.get_running_loop().create_task(...)`)?"""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Name):
+        return spawns_task(func.value, None)
+    if not isinstance(func, cst.Attribute):
+        return False
+    receiver = func.value
+    if isinstance(receiver, cst.Call):
+        inner = dotted_name(receiver.func)
+        return inner is not None and spawns_task(func.attr.value, f"{inner}()")
+    return spawns_task(func.attr.value, dotted_name(receiver))
+
+
+# Awaits that pass a cancel on to the tasks they are given
+FORWARDING = frozenset({"wait_for", "gather"})
 
 
 def _container_add(call: cst.CSTNode) -> bool:
@@ -240,9 +289,14 @@ class _Flow:
     handler."""
 
     def __init__(
-        self, holders: dict[str, str], vocabulary: Vocabulary, suspends: Callable[[cst.Await], bool]
+        self,
+        holders: dict[str, str],
+        tasks: set[str],
+        vocabulary: Vocabulary,
+        suspends: Callable[[cst.Await], bool],
     ) -> None:
         self.holders = holders
+        self.tasks = tasks  # the roots that hold started tasks
         self.vocabulary = vocabulary
         self.suspends = suspends
         self.order = 0
@@ -258,6 +312,7 @@ class _Flow:
         # that end by leaving the function, `try` bodies whose handler keeps the cancel
         self.keeping: set[int] = set()
         self.within: list[int] = []  # those the walk is in
+        self.kept: set[int] = set()  # the `try` bodies among them
 
     def _next(self) -> int:
         self.order += 1
@@ -320,6 +375,7 @@ class _Flow:
     def visit_Try(self, node: cst.Try) -> None:
         if any(_keeps_the_cancel(handler) for handler in node.handlers):
             self.keeping.add(id(node.body))
+            self.kept.add(id(node.body))
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if id(node) in self.keeping:
@@ -342,43 +398,81 @@ class _Flow:
             return
         if self.suspends(node):
             point = _Await(
-                self._next(), tuple(self.loops), node, self.statement, tuple(self.within)
+                self._next(),
+                tuple(self.loops),
+                node,
+                self.statement,
+                tuple(self.within),
+                self._forwarded(node.expression),
             )
             self.awaits.append(point)
 
+    def _forwarded(self, awaited: cst.BaseExpression) -> frozenset[str]:
+        """The started tasks a cancel at this await is passed on to."""
+        if isinstance(awaited, cst.Name):
+            names = {awaited.value}
+        elif isinstance(awaited, cst.Call) and final_name(awaited.func) in FORWARDING:
+            names = _names(awaited.args)
+        else:
+            return frozenset()
+        return frozenset(self.holders[name] for name in names if name in self.holders) & frozenset(
+            self.tasks
+        )
+
     def leave_Assign(self, original_node: cst.Assign) -> None:
-        if not isinstance(original_node.value, cst.Await):
+        value = original_node.value
+        awaited = value.expression if isinstance(value, cst.Await) else None
+        started = awaited is None and starts_task(value)
+        if awaited is None and not started:
             return
         for target in original_node.targets:
             name = target.target.value if isinstance(target.target, cst.Name) else None
             if name in self.holders and name not in self.acquired:
-                awaited = original_node.value.expression
                 lookup = isinstance(awaited, cst.Call) and looks_up(final_name(awaited.func))
                 self.acquired[name] = _Acquired(
-                    self._next(), tuple(self.loops), original_node, lookup
+                    self._next(), tuple(self.loops), original_node, lookup, started
                 )
 
     def visit_Call(self, node: cst.Call) -> None:
         order = self._next()
         receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-        names = _names_of([receiver, *(a.value for a in node.args)])
-        roots = {self.holders[name] for name in names if name in self.holders}
+        roots = self._roots([receiver, *(a.value for a in node.args)])
         if not roots:
             return
         if _container_add(node):
-            for name in _names_of([receiver]):
-                self.acquired.setdefault(name, _Acquired(order, tuple(self.loops), node))
-            return
-        name = self._release_name(node)
-        if name is not None:
-            self._release(node, name, roots, order)
+            self._put_in(node, receiver, order)
+        elif self.sheltered:  # any release there covers every way out, a helper's as well
+            if self.vocabulary.releases(final_name(node.func) or ""):
+                self.sheltered_roots |= roots
+        else:
+            name = self._release_name(node)
+            roots -= self._tasks_not_cancelled(name, receiver)
+            if name is not None and roots:
+                self._release(node, name, roots, order)
+
+    def _roots(self, values: list[cst.BaseExpression | None]) -> set[str]:
+        """What the held names among the values hold."""
+        return {self.holders[name] for name in _names_of(values) if name in self.holders}
+
+    def _put_in(self, node: cst.Call, receiver: cst.BaseExpression | None, order: int) -> None:
+        """A held value put in a container: the container is acquired there."""
+        for name in _names_of([receiver]):
+            started = self.holders.get(name) in self.tasks
+            self.acquired.setdefault(
+                name, _Acquired(order, tuple(self.loops), node, started=started)
+            )
+
+    def _tasks_not_cancelled(
+        self, name: str | None, receiver: cst.BaseExpression | None
+    ) -> set[str]:
+        """The started tasks a call does not release: a task is released by its own cancel()
+        alone, not by a call it is handed to."""
+        if name != "cancel":
+            return self.tasks
+        return self.tasks - self._roots([receiver])
 
     def _release(self, node: cst.Call, name: str, roots: set[str], order: int) -> None:
-        """Note a release of these acquired values: on the normal path, or sheltered (in a
-        `finally:` or handler, which covers every way out)."""
-        if self.sheltered:
-            self.sheltered_roots |= roots
-            return
+        """Note a release of these acquired values on the normal path."""
         receiver = node.func.value  # type: ignore[attr-defined]
         label = f"{dotted_name(node.func) or name}()"
         consequence = self.vocabulary.consequence(name, dotted_name(receiver))  # type: ignore[arg-type]
@@ -402,10 +496,26 @@ class _Flow:
             acquired = self._released_by(release)
             if acquired is None:
                 continue
-            between = [w for w in self.awaits if _between(w, acquired, release)]
+            between = [
+                w
+                for w in self.awaits
+                if _between(w, acquired, release)
+                and release.root not in w.forwards
+                and not self._released_after_kept(w, release.root)
+            ]
             between.sort(key=lambda point: point.order < acquired.order)  # this pass's first
             if between and acquired.order < release.order:
                 yield release, acquired, between
+
+    def _released_after_kept(self, point: _Await, root: str) -> bool:
+        """Does a cancel at this await, kept by a handler (or an `if` arm's way out), still
+        reach a later release of the same value after the block that keeps it?"""
+        return any(
+            later.root == root
+            and later.order > point.order
+            and (set(point.within) - set(later.within)) & self.kept
+            for later in self.releases
+        )
 
     def _released_by(self, release: _Release) -> _Acquired | None:
         """What a release on the normal path gives back, unless a `finally:` or handler

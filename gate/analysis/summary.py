@@ -41,6 +41,7 @@ from gate.astwalk import (
     PerType,
     child_nodes,
     child_statements,
+    dotted,
     node_fields,
     parameters_of,
     self_class_of,
@@ -186,15 +187,6 @@ def _final(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else ""
-
-
-def dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
 
 
 def call_name(node: ast.expr) -> str | None:

@@ -62,6 +62,25 @@ LOOKUP_WORDS = frozenset({"get", "find", "lookup", "query", "search", "fetch", "
 GIVING_BACK_WORDS = frozenset({"close", "aclose", "release", "disconnect"})
 
 
+# Calls that start a task the event loop runs by itself, which nothing waits for or cancels
+# unless the function does (a task group's `tg.create_task` is the group's to wait for).
+SPAWNS = frozenset({"create_task", "ensure_future"})
+LOOP_GETTERS = frozenset({"get_running_loop()", "get_event_loop()"})
+
+
+def spawns_task(final: str | None, receiver: str | None) -> bool:
+    """Does `receiver.final(...)` start a task on its own: `asyncio.create_task`,
+    `asyncio.ensure_future`, `loop.create_task`, `asyncio.get_running_loop().create_task`?
+    `receiver` is the receiver's dotted name, a call in it written `name()`; None for a call of
+    a plain name (`create_task(...)` imported from asyncio)."""
+    if final not in SPAWNS:
+        return False
+    if receiver is None:
+        return True
+    last = receiver.rsplit(".", 1)[-1]
+    return last == "asyncio" or last in LOOP_GETTERS or last.endswith("loop")
+
+
 def looks_up(name: str | None) -> bool:
     """Does a call of this name look something up (`get_app_conversation`)?"""
     words = name_words(name) if name else ()

@@ -795,6 +795,16 @@ def blocks(statement: cst.CSTNode) -> Blocks:
     return split(statement) if split is not None else iter(())  # type: ignore[operator]
 
 
+def child_suites(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement to read as lists of statements, in source order: a
+    handler's body for the handler, a block holding the nested `if` for an `elif`."""
+    for _, _, block in blocks(statement):
+        inner = (
+            block.body if isinstance(block, cst.ExceptHandler | cst.ExceptStarHandler) else block
+        )
+        yield cst.IndentedBlock(body=[inner]) if isinstance(inner, cst.If) else inner  # type: ignore[misc]
+
+
 # ---------------------------------------------------------------------------------------------
 # The region walker
 
@@ -1857,10 +1867,22 @@ class _Analyser:
         """The function's whole body read as a region of its own, for the cancellation
         handlers of the `try` statements no teardown region holds. Not one of the regions:
         neither linked to the helpers it awaits nor given its callers' facts."""
+        from gate.analysis.kept_cancel import dropped_keep
+
         snippet = self.snippet_of(span)
         region = self._read(span, snippet, RegionKind.BODY, snippet.function.body)
-        region = dataclasses.replace(region, extent=snippet.function)
+        handlers = tuple(
+            dataclasses.replace(handler, dropped=dropped_keep(handler))
+            for handler in region.cancel_handlers
+        )
+        region = dataclasses.replace(region, extent=snippet.function, cancel_handlers=handlers)
         self._register(region, snippet)
+        self.node_snippets.update(
+            (id(node), snippet)
+            for handler in handlers
+            if handler.dropped is not None
+            for node in (handler.dropped.returned, handler.dropped.raised)
+        )
         return region
 
     def follow_helpers(self, pending: list[tuple[FunctionSpan, Region]], seen: set[str]) -> None:

@@ -9,6 +9,11 @@ cancellation-swallowed leaves alone. What counts as swallowing is that rule's: n
 elsewhere in the function; a handler of a `try` whose every await a shield covers catches errors
 alone.
 
+Also flags a handler that keeps the cancel to raise later (`self.error = ex`, `err = e`) when
+the function raises it further on but can return first, on a path that does not ask for it
+(`if self.conn: return self.conn` before `raise self.error`): psycopg's pool client returned a
+connection handed over while the cancel landed, and the cancelled task carried on holding it.
+
 ## Why is this bad?
 Judged on real, already-fixed bugs: hypercorn's `_handle` dropped the cancel of the task running
 an ASGI app (`except asyncio.CancelledError: pass`), nats.py's subscription drain returned
@@ -72,7 +77,7 @@ from collections.abc import Iterator
 
 from gate.analysis.facts import ModuleAnalysis
 from gate.checks.cancellation_swallowed import drops_cancel
-from gate.model import Family, Finding, Severity
+from gate.model import Family, Finding, Related, Severity
 from gate.rule import Locate, Rule, shared_sections
 
 
@@ -90,6 +95,22 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
                     "cancellation is caught here and never re-raised or kept: the function "
                     "returns as if it had not been cancelled",
                     f"{body.function}\x1f{handler.text}",
+                    detail=body.teardown_detail((), locate),
+                )
+                continue
+            dropped = handler.dropped
+            if dropped is not None:
+                returned, raised = locate(dropped.returned), locate(dropped.raised)
+                yield RULE.finding(
+                    locate(handler.node),
+                    f"cancellation is kept in `{dropped.kept_in}` here, but the return at line "
+                    f"{returned.line} can leave the function before line {raised.line} raises "
+                    "it: the function returns as if it had not been cancelled",
+                    f"{body.function}\x1f{handler.text}",
+                    related=(
+                        Related(returned, "returns without the kept cancel"),
+                        Related(raised, "raises it only here"),
+                    ),
                     detail=body.teardown_detail((), locate),
                 )
 

@@ -16,6 +16,17 @@ when another handler of the same `try` takes that step before it re-raises (`exc
 BaseException: self._record_failure(server, exc); raise`): the error paths do the bookkeeping
 the caller's cleanup relies on, and the cancel that takes the raise skips it.
 
+Also flags cleanup placed right after a `try` with no `finally:` whose `except Exception:` lets
+the function go on after an error (it logs, or keeps the error as the result): the code is laid
+out so that the cleanup runs whether the work succeeds or fails, and a cancel, no Exception,
+leaves the function from the `try` body before it (pydantic-evals ran a case's
+`lifecycle.teardown()` so, and a cancelled case left its fixtures behind). Only give-back steps
+by name in the statements after the `try` up to the first that awaits, acting on something the
+`try` or the code before it already had, and not a step of a teardown region (which
+skippable-teardown-step judges) count. These are warnings whatever the settings: on the 34 real
+code bases of `benchmarks/realcode/`, one of the three that would have been errors was false (a
+task nothing cancels).
+
 Not reported where the cleanup has nothing to undo on the cancel's path: every await of the
 `try` body that can suspend is a method of `self` that sets a flag of `self` only once its work
 is done (`initialize()` opening with `if self._initialized: return` and ending with
@@ -76,6 +87,7 @@ also need a shielded scope once it catches cancellation.
 
 ## Severity
 {teardown-severity}
+Cleanup after a `try` whose handler goes on is a warning whatever the settings (see above).
 
 ## Options
 - `tool.gate.teardown.critical-tokens`, `extend-critical-tokens`: the names of steps.
@@ -92,6 +104,7 @@ from gate.rule import Locate, Rule, shared_sections
 
 
 def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
+    judged: set[int] | None = None  # the lines of the teardown regions' steps, read once
     for handler in analysis.narrow_handlers:
         if handler.cleaned_elsewhere:
             continue
@@ -100,18 +113,42 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
         if handler.raised_at is not None:
             raised = locate(handler.raised_at)
             related.append(Related(raised, "the re-raise a cancel takes first"))
+        if handler.after and judged is None:
+            judged = _region_step_lines(analysis, locate)
         for step in handler.steps:
+            at = locate(step.node)
+            if handler.after and at.line in judged:  # type: ignore[operator]
+                continue  # a step of a teardown region: skippable-teardown-step judges it
             yield RULE.finding(
-                locate(step.node),
-                _message(step.label, where.line, handler.interrupt_text, handler.raised_at, locate),
+                at,
+                _message(step.label, where.line, handler, locate),
                 f"{handler.function}\x1f{step.label}",
                 related=tuple(related),
                 detail=TeardownDetail((where,), handler.function_lines),
-                severity=analysis.severity([step.consequence], None),
+                # after the `try`: a warning whatever the settings (see Severity)
+                severity=Severity.WARNING
+                if handler.after
+                else analysis.severity([step.consequence], None),
             )
 
 
-def _message(label, line, interrupt, raised_at, locate: Locate) -> str:
+def _region_step_lines(analysis: ModuleAnalysis, locate: Locate) -> set[int]:
+    lines: set[int] = set()
+    for region in analysis.regions:
+        for step in region.steps:
+            where = locate(step.statement)
+            lines.update(range(where.line, (where.end_line or where.line) + 1))
+    return lines
+
+
+def _message(label, line, handler, locate: Locate) -> str:
+    interrupt, raised_at = handler.interrupt_text, handler.raised_at
+    if handler.after:
+        return (
+            f"`{label}` runs after the `try` above whether it succeeds or fails (its `except "
+            f"Exception:` at line {locate(handler.handler).line} goes on), but a cancel at line "
+            f"{line} (`{interrupt}`) is no Exception and leaves the function before it"
+        )
     if raised_at is None:
         return (
             f"`{label}` runs only when the `try` above raises an error: a cancel at line {line} "

@@ -6,6 +6,14 @@ Flags a call that releases something the function acquired with an await (`conn.
 suspend lies between the acquisition and the release, and neither a `finally:` nor a handler of
 the function releases it too: only the normal path gives it back.
 
+A task the function starts on its own (`asyncio.create_task(...)`, `asyncio.ensure_future(...)`,
+`loop.create_task(...)`, not a task group's `tg.create_task`) is acquired the same way, and its
+`cancel()` is its release: cancelled only on the normal path, after an await, a cancel at that
+await leaves the task running with nobody waiting for it (nats.py's message iterator lost the
+message its orphaned `queue.get()` task then took). An await that passes the cancel on to the
+task (`await task`, `asyncio.wait_for(task, ...)`, `asyncio.gather(task, ...)`) leaves nothing
+running; `asyncio.wait` does not pass it on. These are warnings: the task is of the process.
+
 A count works the same way: `self._waiting -= 1` taking back a `self._waiting += 1` of the same
 block, with an await that can suspend in between, and no subtraction from it in a `finally:` or
 a handler of the function. A cancel at the await leaves the count raised for good (livekit's
@@ -64,8 +72,11 @@ close it on the happy path by the hundred, and a cancelled test run leaks nothin
 it.
 
 ## Known problems
-Only method calls count as releases (`conn.close()`, `pool.release(conn)`): a plain function
-handed the value (`cleanup_images(project)`) often acts on something else. Only values bound by
+Only method calls count as releases on the normal path (`conn.close()`, `pool.release(conn)`): a
+plain function handed the value (`cleanup_images(project)`) often acts on something else. In a
+`finally:` or a handler, a plain function whose name releases (`cancel_and_drain(task)`) counts
+as releasing what it is handed. A release after a `try` whose handler keeps the cancel
+(`except CancelledError: pass`) covers the awaits in that `try`. Only values bound by
 `name = await ...` in the same function, the containers it appends them
 to and their items are followed; a release done by the caller, by a context manager, or by an
 object that took ownership is not seen. A value looked up (`await self.get(name)`, `await
@@ -98,18 +109,22 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
     for release in analysis.unprotected_releases:
         where = locate(release.interrupt)
         acquired = locate(release.acquired)
-        what = (
-            f"undoes line {acquired.line}'s change"
-            if release.undoes
-            else f"releases what line {acquired.line} acquired"
-        )
+        if release.undoes:
+            what = f"undoes line {acquired.line}'s change"
+        elif release.started:
+            what = f"cancels the task line {acquired.line} started: it keeps running"
+        else:
+            what = f"releases what line {acquired.line} acquired"
         yield RULE.finding(
             locate(release.release),
             f"`{release.label}` runs only on the normal path: a cancel at line {where.line} "
             f"(`{release.interrupt_text}`) leaves the function before it, and no finally "
             f"block {what}",
             f"{release.function}\x1f{release.label}",
-            related=(Related(where, INTERRUPT_POINT), Related(acquired, "acquired here")),
+            related=(
+                Related(where, INTERRUPT_POINT),
+                Related(acquired, "started here" if release.started else "acquired here"),
+            ),
             detail=TeardownDetail((where,), release.function_lines),
             severity=analysis.severity([release.consequence], None),
         )
@@ -118,7 +133,8 @@ def check(analysis: ModuleAnalysis, locate: Locate) -> Iterator[Finding]:
 RULE = Rule(
     code="GATE107",
     name="unprotected-release",
-    summary="What an await acquired is released only on the normal path; a cancel skips it",
+    summary="What an await acquired (or a started task) is released only on the normal path; a "
+    "cancel skips it",
     family=Family.TEARDOWN,
     severity=Severity.ERROR,
     doc=shared_sections(__doc__),
