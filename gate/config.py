@@ -125,6 +125,9 @@ DEFAULT_TEST_PATHS: tuple[str, ...] = (
     "*/testing/*",
     "examples/*",
     "*/examples/*",
+    # a package's private test support (asyncpg's `_testbase/`, pandas' `_testing/`)
+    "_test*/*",
+    "*/_test*/*",
     "test_*.py",
     "*_test.py",
     "conftest.py",

@@ -164,14 +164,18 @@ def test_a_tests_directory_below_the_root_is_test_code(in_tmp: Path, capsys) -> 
     write(in_tmp / "pyproject.toml", TIERS_ALONE)
     write(in_tmp / "src" / "pkg" / "tests" / "helpers.py", TIERS)
     write(in_tmp / "src" / "pkg" / "examples" / "demo.py", TIERS)
+    write(in_tmp / "src" / "pkg" / "_testbase" / "fuzzer.py", TIERS)
     write(in_tmp / "src" / "pkg" / "job.py", TIERS)
+    write(in_tmp / "src" / "pkg" / "testable.py", TIERS)
     code, out, _ = run(capsys, "check", "--format", "json", "--no-cache", "src")
     severities: dict[str, set[str]] = {}
     for finding in json.loads(out)["findings"]:
         severities.setdefault(finding["path"], set()).add(finding["severity"])
     assert severities["src/pkg/tests/helpers.py"] == {"warning"}
     assert severities["src/pkg/examples/demo.py"] == {"warning"}
+    assert severities["src/pkg/_testbase/fuzzer.py"] == {"warning"}  # private test support
     assert "error" in severities["src/pkg/job.py"]
+    assert "error" in severities["src/pkg/testable.py"]
     assert code == 1
 
 
