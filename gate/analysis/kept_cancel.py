@@ -12,11 +12,10 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from gate.analysis.cstwalk import descendants
+from gate.analysis.cstwalk import NESTED_SCOPES, descendants, in_source_order
 from gate.analysis.facts import CancelHandler, DroppedKeep
 from gate.analysis.walker import blocks, child_suites, dotted_name, statements
 
-NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 LOOPS = (cst.For, cst.While)
 
 
@@ -84,7 +83,7 @@ def _path_to(
     for index, statement in enumerate(listed):
         if statement is target:
             return [(listed, index, statement)]
-        if isinstance(statement, NESTED):
+        if isinstance(statement, NESTED_SCOPES):
             continue
         for inner in child_suites(statement):
             below = _path_to(inner, target)
@@ -94,12 +93,8 @@ def _path_to(
 
 
 def _own(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes below `node` in its function's own code."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(c for c in reversed(current.children) if not isinstance(c, NESTED))
+    """The nodes at or below `node` in its function's own code, in source order."""
+    return in_source_order(node, NESTED_SCOPES)
 
 
 def _asks(statement: cst.BaseStatement, kept: set[str]) -> bool:

@@ -231,8 +231,11 @@ def _acquiring_targets(nodes: list[cst.CSTNode]) -> tuple[set[str], set[str]]:
     for assign in nodes:
         if not isinstance(assign, cst.Assign):
             continue
-        kind = awaited if isinstance(assign.value, cst.Await) else started
-        if kind is started and not starts_task(assign.value):
+        if isinstance(assign.value, cst.Await):
+            kind = awaited
+        elif starts_task(assign.value):
+            kind = started
+        else:
             continue
         kind.update(
             target.target.value for target in assign.targets if isinstance(target.target, cst.Name)
@@ -410,28 +413,32 @@ class _Flow:
     def _forwarded(self, awaited: cst.BaseExpression) -> frozenset[str]:
         """The started tasks a cancel at this await is passed on to."""
         if isinstance(awaited, cst.Name):
-            names = {awaited.value}
+            values: list[cst.BaseExpression | None] = [awaited]
         elif isinstance(awaited, cst.Call) and final_name(awaited.func) in FORWARDING:
-            names = _names(awaited.args)
+            values = [arg.value for arg in awaited.args]
         else:
             return frozenset()
-        return frozenset(self.holders[name] for name in names if name in self.holders) & frozenset(
-            self.tasks
-        )
+        return frozenset(self._roots(values) & self.tasks)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        names = self._first_bound(original_node.targets)
+        if not names:
+            return
         value = original_node.value
         awaited = value.expression if isinstance(value, cst.Await) else None
         started = awaited is None and starts_task(value)
         if awaited is None and not started:
             return
-        for target in original_node.targets:
-            name = target.target.value if isinstance(target.target, cst.Name) else None
-            if name in self.holders and name not in self.acquired:
-                lookup = isinstance(awaited, cst.Call) and looks_up(final_name(awaited.func))
-                self.acquired[name] = _Acquired(
-                    self._next(), tuple(self.loops), original_node, lookup, started
-                )
+        lookup = isinstance(awaited, cst.Call) and looks_up(final_name(awaited.func))
+        for name in names:
+            self.acquired[name] = _Acquired(
+                self._next(), tuple(self.loops), original_node, lookup, started
+            )
+
+    def _first_bound(self, targets: Sequence[cst.AssignTarget]) -> list[str]:
+        """The held names the assignment binds that nothing acquired yet."""
+        names = [t.target.value for t in targets if isinstance(t.target, cst.Name)]
+        return [name for name in names if name in self.holders and name not in self.acquired]
 
     def visit_Call(self, node: cst.Call) -> None:
         order = self._next()
